@@ -1,0 +1,34 @@
+/**
+ * The `sluice` command: one subcommand per file in cli/, assembled here.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  description: string;
+};
+
+/** Builds the command tree; exported so tests can drive it without a process. */
+export function buildProgram(): Command {
+  const program = new Command('sluice')
+    .description(pkg.description)
+    .version(pkg.version, '-V, --version', 'print the version and exit')
+    .showHelpAfterError();
+  return program;
+}
+
+/** Runs the command line; sets process.exitCode instead of exiting mid-stream. */
+export async function main(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv as string[]);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode;
+      return;
+    }
+    throw err;
+  }
+}
