@@ -1,0 +1,60 @@
+/**
+ * Sluice's gate core: the one public entry point. Pure code: time and timers
+ * come through the Clock port, telemetry as plain reports.
+ */
+export {
+  ADAPT_REASONS,
+  ADAPT_STATES,
+  type AdaptReason,
+  type AdaptState,
+  adaptiveFloor,
+  tighten,
+} from './adaptive.js';
+export { type Clock, ManualClock } from './clock.js';
+export {
+  type DeclaredFc,
+  type EnvWarning,
+  parseFcFields,
+  type ResolvedConfig,
+  readEnv,
+  resolveConfig,
+  type ValueSource,
+} from './config.js';
+export {
+  ADMISSION_HEADER_NAMES,
+  type AdmissionError,
+  type AdmissionHeaderValues,
+  admissionHeaders,
+  type Ceiling,
+  DECISION_REASONS,
+  type DecisionReason,
+  type Refusal,
+  refusalBody,
+  refusalHeaders,
+} from './decisions.js';
+export type { FcEffective } from './effective.js';
+export type { EndpointRole } from './endpoints.js';
+export { GATE_ERROR_CODES, GateError, type GateErrorCode, isGateError } from './errors.js';
+export { FC_FIELD_NAMES, type FcFieldName, FIELDS, type FieldSpec, type GateMode } from './fields.js';
+export {
+  type ApplyOutcome,
+  type ApplyResult,
+  Gate,
+  type GateOptions,
+  type MaintenanceView,
+  type RuleView,
+  SWEEP_PERIOD_MS,
+} from './gate.js';
+export { collect, type Family, renderPrometheus, type Sample } from './metrics.js';
+export { Leg, Permit } from './permit.js';
+export type {
+  AdmissionRequest,
+  Anomalies,
+  Decision,
+  GateHost,
+  GrantOutcome,
+  ObserveNote,
+  Pool,
+  Ticket,
+} from './pool.js';
+export { endpointId, type ParsedRule, parseRule, type RuleEndpoint } from './rule.js';

@@ -1,0 +1,108 @@
+/**
+ * Random-number plumbing for the client models.
+ *
+ * Nothing here owns a seed: every sampler takes an {@link Rng} from the caller (the kernel derives one
+ * seeded stream per random source), so a run is a function of (scenario, seed).
+ */
+
+/** A uniform random source on [0, 1), e.g. a `seedrandom` generator. */
+export type Rng = () => number;
+
+/** Named RNG streams: returns the stream for a random source, the same stream for the same name. */
+export type RngStreams = (name: string) => Rng;
+
+/** Uniform draw on [min, max). One RNG draw. */
+export function uniform(rng: Rng, min: number, max: number): number {
+  return min + (max - min) * rng();
+}
+
+/**
+ * Exponential draw with the given mean (any unit; the result has the same unit). One RNG draw,
+ * by inversion: `-mean * ln(1 - u)`, finite because u < 1.
+ */
+export function exponential(rng: Rng, mean: number): number {
+  return -mean * Math.log(1 - rng());
+}
+
+// Acklam's rational approximation of the inverse standard normal CDF (relative error < 1.2e-9).
+const A = [
+  -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716,
+  2.506628277459239,
+];
+const B = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+const C = [
+  -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+  2.938163982698783,
+];
+const D = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+const P_LOW = 0.02425;
+
+/**
+ * Inverse of the standard normal CDF: the z with Φ(z) = p. Defined for 0 < p < 1; p is nudged into
+ * [1e-16, 1 - 1e-16] so a draw of exactly 0 stays finite.
+ */
+export function normalQuantile(p: number): number {
+  const q0 = Math.min(Math.max(p, 1e-16), 1 - 1e-16);
+  const [a0, a1, a2, a3, a4, a5] = A as [number, number, number, number, number, number];
+  const [b0, b1, b2, b3, b4] = B as [number, number, number, number, number];
+  const [c0, c1, c2, c3, c4, c5] = C as [number, number, number, number, number, number];
+  const [d0, d1, d2, d3] = D as [number, number, number, number];
+  if (q0 < P_LOW) {
+    const q = Math.sqrt(-2 * Math.log(q0));
+    return (
+      (((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) /
+      ((((d0 * q + d1) * q + d2) * q + d3) * q + 1)
+    );
+  }
+  if (q0 > 1 - P_LOW) {
+    const q = Math.sqrt(-2 * Math.log(1 - q0));
+    return (
+      -(((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) /
+      ((((d0 * q + d1) * q + d2) * q + d3) * q + 1)
+    );
+  }
+  const q = q0 - 0.5;
+  const r = q * q;
+  return (
+    ((((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q) /
+    (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1)
+  );
+}
+
+/** Standard normal draw by inversion. One RNG draw. */
+export function standardNormal(rng: Rng): number {
+  return normalQuantile(rng());
+}
+
+/** Bernoulli trial: true with probability `p` (clamped to [0, 1]). One RNG draw. */
+export function chance(rng: Rng, p: number): boolean {
+  return rng() < p;
+}
+
+/**
+ * Index drawn in proportion to `cumulative` weights (a non-decreasing array whose last element is the
+ * total, > 0). One RNG draw; binary search.
+ */
+export function pickCumulative(rng: Rng, cumulative: readonly number[]): number {
+  const total = cumulative[cumulative.length - 1] ?? 0;
+  const x = rng() * total;
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((cumulative[mid] ?? 0) > x) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Running sums of `weights`: `[w0, w0 + w1, ...]`. */
+export function cumulativeSums(weights: readonly number[]): number[] {
+  const out: number[] = [];
+  let sum = 0;
+  for (const w of weights) {
+    sum += w;
+    out.push(sum);
+  }
+  return out;
+}

@@ -1,0 +1,126 @@
+/**
+ * Streaming trace readers: the only file I/O of the client models. Each reader yields one normalised
+ * {@link TraceRecord} per data line and holds one line in memory at a time (node:readline over a read
+ * stream); blank lines are skipped.
+ */
+import { open } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type TokenHistograms, tokenHistograms } from './trace-empirical.js';
+import {
+  type AzureColumns,
+  azureNormaliser,
+  mooncakeNormaliser,
+  parseAzureHeader,
+  parseAzureLine,
+  parseMooncakeLine,
+  type TraceRecord,
+} from './trace-parse.js';
+
+/** Formats the readers understand. */
+export type TraceFormat = 'azure' | 'mooncake';
+
+/** Options of the trace readers. */
+export interface TraceReadOptions {
+  /** Name of the file in error messages. Default: the file's base name. */
+  name?: string;
+  /** Stop after this many records. Default: all. */
+  limit?: number;
+}
+
+/** Lines of a text file, 1-based, streamed; `\r\n` and `\n` both end a line. */
+export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number }> {
+  const handle = await open(path, 'r');
+  const stream = handle.createReadStream({ encoding: 'utf8' });
+  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  let line = 0;
+  try {
+    for await (const text of rl) {
+      line += 1;
+      yield { text, line };
+    }
+  } finally {
+    rl.close();
+    stream.destroy();
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Streams an Azure LLM inference trace CSV (`TIMESTAMP,ContextTokens,GeneratedTokens`).
+ * @throws TraceFormatError on the first line that cannot be read.
+ */
+export async function* readAzureTrace(
+  path: string,
+  options: TraceReadOptions = {},
+): AsyncGenerator<TraceRecord> {
+  const file = options.name ?? basename(path);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const normalise = azureNormaliser();
+  let columns: AzureColumns | undefined;
+  let n = 0;
+  for await (const { text, line } of readLines(path)) {
+    if (n >= limit) return;
+    if (text.trim() === '') continue;
+    if (columns === undefined) {
+      columns = parseAzureHeader(text, { file, line });
+      continue;
+    }
+    const ref = { file, line };
+    yield normalise(parseAzureLine(text, ref, columns), ref);
+    n += 1;
+  }
+}
+
+/**
+ * Streams a Mooncake trace JSONL (`timestamp`, `input_length`, `output_length`, `hash_ids`).
+ * @throws TraceFormatError on the first line that cannot be read.
+ */
+export async function* readMooncakeTrace(
+  path: string,
+  options: TraceReadOptions = {},
+): AsyncGenerator<TraceRecord> {
+  const file = options.name ?? basename(path);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const normalise = mooncakeNormaliser();
+  let n = 0;
+  for await (const { text, line } of readLines(path)) {
+    if (n >= limit) return;
+    if (text.trim() === '') continue;
+    const ref = { file, line };
+    yield normalise(parseMooncakeLine(text, ref), ref);
+    n += 1;
+  }
+}
+
+/** The format of a trace file by its extension: `.csv` is Azure, `.jsonl` Mooncake; else undefined. */
+export function traceFormatOf(path: string): TraceFormat | undefined {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.csv') return 'azure';
+  if (ext === '.jsonl') return 'mooncake';
+  return undefined;
+}
+
+/**
+ * Streams a trace of either format (by `format`, else by extension).
+ * @throws Error when the format is neither given nor recognisable.
+ */
+export function readTrace(
+  path: string,
+  options: TraceReadOptions & { format?: TraceFormat } = {},
+): AsyncGenerator<TraceRecord> {
+  const format = options.format ?? traceFormatOf(path);
+  if (format === 'azure') return readAzureTrace(path, options);
+  if (format === 'mooncake') return readMooncakeTrace(path, options);
+  throw new Error(
+    `${path}: unknown trace format; name it .csv (Azure) or .jsonl (Mooncake), or give the format`,
+  );
+}
+
+/** Empirical prompt and output token distributions of a trace file, read in one streaming pass. */
+export function tokenHistogramsOfFile(
+  path: string,
+  options: TraceReadOptions & { format?: TraceFormat } = {},
+): Promise<TokenHistograms> {
+  return tokenHistograms(readTrace(path, options));
+}
