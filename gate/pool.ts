@@ -245,7 +245,7 @@ export class Pool implements PermitOwner {
       if (ep !== null) ep.inflight++;
       return { kind: 'admit', permit: this.#take(ep, slot, now, context), observe: null };
     }
-    const ceiling: Ceiling = svcFull || queueBlocks ? 'service' : epFull ? 'endpoint' : 'tenant';
+    const ceiling: Ceiling = svcFull ? 'service' : epFull ? 'endpoint' : tenantFull ? 'tenant' : 'service';
     const mayWait = req.protocol !== 'h2' && this.cfg.queueDepth > 0;
     if (mayWait) {
       if (this.queue.length >= this.cfg.queueDepth) {
