@@ -15,11 +15,14 @@ import { expectedCount, nextArrivalMs, rateAt } from './rate-profile.js';
 const seeded = (seed = 'x') => seedrandom(seed);
 const countIn = (times: readonly number[], fromMs: number, toMs: number): number =>
   times.filter((t) => t >= fromMs && t < toMs).length;
-const run = (config: ArrivalConfig, seed = 'x'): number[] => takeArrivals(createArrivalProcess(config, seeded(seed)));
+const run = (config: ArrivalConfig, seed = 'x'): number[] =>
+  takeArrivals(createArrivalProcess(config, seeded(seed)));
 
 describe('constant arrivals', () => {
   it('are evenly spaced from startMs and stop at the end of the duration', () => {
-    expect(run({ kind: 'constant', ratePerSec: 4, startMs: 1000, durationMs: 1000 })).toEqual([1000, 1250, 1500, 1750]);
+    expect(run({ kind: 'constant', ratePerSec: 4, startMs: 1000, durationMs: 1000 })).toEqual([
+      1000, 1250, 1500, 1750,
+    ]);
   });
 
   it('stop after maxArrivals', () => {
@@ -141,14 +144,23 @@ describe('spike arrivals', () => {
   });
 
   it('send spikeCount requests at once at spikeAtMs, in time order with the base traffic', () => {
-    const times = run({ kind: 'spike', baseRatePerSec: 50, durationMs: 10_000, spikeAtMs: 4000, spikeCount: 500 });
+    const times = run({
+      kind: 'spike',
+      baseRatePerSec: 50,
+      durationMs: 10_000,
+      spikeAtMs: 4000,
+      spikeCount: 500,
+    });
     expect(times.filter((t) => t === 4000)).toHaveLength(500);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
   });
 
   it('rejects a rate spike without its duration, with the field in the message', () => {
     expect(() =>
-      createArrivalProcess({ kind: 'spike', baseRatePerSec: 1, durationMs: 1, spikeAtMs: 0, spikeRatePerSec: 5 }, seeded()),
+      createArrivalProcess(
+        { kind: 'spike', baseRatePerSec: 1, durationMs: 1, spikeAtMs: 0, spikeRatePerSec: 5 },
+        seeded(),
+      ),
     ).toThrow('arrival.spikeRatePerSec: 5 is not a rate >= 0 given with spikeDurationMs (or use spikeCount)');
   });
 });
@@ -167,7 +179,8 @@ describe('diurnal arrivals', () => {
   const quarterCounts = (times: readonly number[]) =>
     [0, 1, 2, 3].map((q) => {
       let n = 0;
-      for (let p = 0; p < 10; p += 1) n += countIn(times, p * 60_000 + q * quarterMs, p * 60_000 + (q + 1) * quarterMs);
+      for (let p = 0; p < 10; p += 1)
+        n += countIn(times, p * 60_000 + q * quarterMs, p * 60_000 + (q + 1) * quarterMs);
       return n;
     });
 
@@ -192,7 +205,9 @@ describe('diurnal arrivals', () => {
 
 describe('trace replay arrivals', () => {
   it('divide recorded times by the speed-up and shift them to startMs', () => {
-    expect(run({ kind: 'trace', atMs: [0, 1000, 1000, 4000], speedup: 4, startMs: 100 })).toEqual([100, 350, 350, 1100]);
+    expect(run({ kind: 'trace', atMs: [0, 1000, 1000, 4000], speedup: 4, startMs: 100 })).toEqual([
+      100, 350, 350, 1100,
+    ]);
   });
 
   it('reject a time that runs backwards, naming the index', () => {
@@ -215,7 +230,9 @@ describe('merging arrival processes', () => {
       { atMs: 1000, source: 1 },
       { atMs: 2000, source: 0 },
     ]);
-    expect(takeArrivals(mergeArrivals([burstArrivals(5, 1), constantArrivals(1000, 0, 3)]))).toEqual([0, 1, 2, 5]);
+    expect(takeArrivals(mergeArrivals([burstArrivals(5, 1), constantArrivals(1000, 0, 3)]))).toEqual([
+      0, 1, 2, 5,
+    ]);
   });
 });
 
@@ -224,8 +241,52 @@ describe('arrival config errors', () => {
     expect(() => createArrivalProcess({ kind: 'poisson', ratePerSec: -1 }, seeded())).toThrow(
       'arrival.ratePerSec: -1 is not a positive number',
     );
-    expect(() => createArrivalProcess({ kind: 'step', steps: [{ durationMs: 10, ratePerSec: Number.NaN }] }, seeded())).toThrow(
-      'arrival.steps[0].ratePerSec: NaN is not a number >= 0',
-    );
+    expect(() =>
+      createArrivalProcess({ kind: 'step', steps: [{ durationMs: 10, ratePerSec: Number.NaN }] }, seeded()),
+    ).toThrow('arrival.steps[0].ratePerSec: NaN is not a number >= 0');
   });
+});
+
+describe('every arrival kind', () => {
+  const kinds: ArrivalConfig[] = [
+    { kind: 'constant', ratePerSec: 50, durationMs: 10_000 },
+    { kind: 'poisson', ratePerSec: 50, durationMs: 10_000 },
+    { kind: 'ramp', fromRatePerSec: 10, toRatePerSec: 90, durationMs: 10_000 },
+    {
+      kind: 'step',
+      steps: [
+        { durationMs: 5000, ratePerSec: 20 },
+        { durationMs: 5000, ratePerSec: 80 },
+      ],
+    },
+    {
+      kind: 'spike',
+      baseRatePerSec: 20,
+      durationMs: 10_000,
+      spikeAtMs: 3000,
+      spikeDurationMs: 1000,
+      spikeRatePerSec: 200,
+    },
+    { kind: 'spike', baseRatePerSec: 20, durationMs: 10_000, spikeAtMs: 3000, spikeCount: 100 },
+    {
+      kind: 'diurnal',
+      meanRatePerSec: 50,
+      amplitudePerSec: 50,
+      periodMs: 4000,
+      phaseMs: 1000,
+      durationMs: 10_000,
+    },
+    { kind: 'trace', atMs: [0, 5, 5, 9000], speedup: 0.5 },
+  ];
+
+  it.each(kinds.map((c, i) => [`${c.kind} #${i}`, c] as const))(
+    '%s gives non-decreasing times, the same for the same seed',
+    (_name, config) => {
+      const times = run({ ...config, startMs: 250 });
+      expect(times.length).toBeGreaterThan(0);
+      expect(times[0]).toBeGreaterThanOrEqual(250);
+      expect(times.every((t, i) => i === 0 || t >= (times[i - 1] ?? 0))).toBe(true);
+      expect(run({ ...config, startMs: 250 })).toEqual(times);
+    },
+  );
 });

@@ -4,7 +4,7 @@
  */
 import { ClientConfigError, requireInteger, requireNonNegative, requirePositive } from './errors.js';
 import { nextArrivalMs, type RateProfile, type RateSegment } from './rate-profile.js';
-import { exponential, type Rng } from './rng.js';
+import { exponential, type RandomFn } from './rng.js';
 
 /**
  * A source of arrival times. Each call returns the next arrival (ms, never earlier than the previous
@@ -112,14 +112,23 @@ export type ArrivalConfig =
  * Builds an arrival process from a plain config. Random kinds draw from `rng` only.
  * @throws ClientConfigError when a parameter is out of range.
  */
-export function createArrivalProcess(config: ArrivalConfig, rng: Rng, field = 'arrival'): ArrivalProcess {
+export function createArrivalProcess(
+  config: ArrivalConfig,
+  rng: RandomFn,
+  field = 'arrival',
+): ArrivalProcess {
   const startMs = requireNonNegative(`${field}.startMs`, config.startMs ?? 0);
   const process = createUnlimited(config, rng, field, startMs);
   if (config.maxArrivals === undefined) return process;
   return limitArrivals(process, requireInteger(`${field}.maxArrivals`, config.maxArrivals, 0));
 }
 
-function createUnlimited(config: ArrivalConfig, rng: Rng, field: string, startMs: number): ArrivalProcess {
+function createUnlimited(
+  config: ArrivalConfig,
+  rng: RandomFn,
+  field: string,
+  startMs: number,
+): ArrivalProcess {
   const endOf = (durationMs: number | undefined): number =>
     durationMs === undefined
       ? Number.POSITIVE_INFINITY
@@ -198,7 +207,7 @@ export function constantArrivals(
 /** Homogeneous Poisson arrivals in [startMs, endMs): exponential gaps, one RNG draw per arrival. */
 export function poissonArrivals(
   ratePerSec: number,
-  rng: Rng,
+  rng: RandomFn,
   startMs = 0,
   endMs = Number.POSITIVE_INFINITY,
 ): ArrivalProcess {
@@ -219,7 +228,7 @@ export function poissonArrivals(
 }
 
 /** Non-homogeneous Poisson arrivals following a piecewise-linear rate profile (exact, by time rescaling). */
-export function profileArrivals(profile: RateProfile, rng: Rng): ArrivalProcess {
+export function profileArrivals(profile: RateProfile, rng: RandomFn): ArrivalProcess {
   let t = profile[0]?.startMs ?? 0;
   let done = false;
   return {
@@ -236,7 +245,12 @@ export function profileArrivals(profile: RateProfile, rng: Rng): ArrivalProcess 
   };
 }
 
-function spikeArrivals(config: SpikeArrivalConfig, rng: Rng, field: string, startMs: number): ArrivalProcess {
+function spikeArrivals(
+  config: SpikeArrivalConfig,
+  rng: RandomFn,
+  field: string,
+  startMs: number,
+): ArrivalProcess {
   const base = requireNonNegative(`${field}.baseRatePerSec`, config.baseRatePerSec);
   const endMs = startMs + requireNonNegative(`${field}.durationMs`, config.durationMs);
   const spikeStart = startMs + requireNonNegative(`${field}.spikeAtMs`, config.spikeAtMs);
@@ -279,7 +293,7 @@ function spikeArrivals(config: SpikeArrivalConfig, rng: Rng, field: string, star
 
 function diurnalArrivals(
   config: DiurnalArrivalConfig,
-  rng: Rng,
+  rng: RandomFn,
   field: string,
   startMs: number,
 ): ArrivalProcess {
@@ -307,7 +321,7 @@ function diurnalArrivals(
 export function thinnedArrivals(
   ratePerSecAt: (tMs: number) => number,
   maxRatePerSec: number,
-  rng: Rng,
+  rng: RandomFn,
   startMs = 0,
   endMs = Number.POSITIVE_INFINITY,
 ): ArrivalProcess {

@@ -5,7 +5,7 @@
  */
 import { createDistribution, type Distribution, type DistributionConfig } from './distributions.js';
 import { requireInteger, requireNonNegative } from './errors.js';
-import type { Rng } from './rng.js';
+import type { RandomFn } from './rng.js';
 
 /** A plain closed-loop config, as found in a scenario file. */
 export interface ClosedLoopConfig {
@@ -34,7 +34,7 @@ export interface UserSend {
 /** N closed-loop users. Deterministic for a given RNG (think times draw from it, one draw per think). */
 export class ClosedLoopUsers {
   readonly #think: Distribution;
-  readonly #rng: Rng;
+  readonly #rng: RandomFn;
   readonly #users: number;
   readonly #startMs: number;
   readonly #rampUpMs: number;
@@ -45,7 +45,7 @@ export class ClosedLoopUsers {
   #started = false;
 
   /** @throws ClientConfigError when a parameter is out of range. */
-  constructor(config: ClosedLoopConfig, rng: Rng, field = 'closedLoop') {
+  constructor(config: ClosedLoopConfig, rng: RandomFn, field = 'closedLoop') {
     this.#users = requireInteger(`${field}.users`, config.users, 0);
     this.#think = createDistribution(
       { ...config.thinkTimeMs, min: Math.max(0, config.thinkTimeMs.min ?? 0) },

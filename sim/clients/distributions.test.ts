@@ -75,9 +75,9 @@ describe('lognormal distribution', () => {
   });
 
   it('rejects a p95 below the median', () => {
-    expect(() => createDistribution({ kind: 'lognormal', median: 100, p95: 50 }, { field: 'prompt' })).toThrow(
-      'prompt.p95: 50 is not a number >= median (100)',
-    );
+    expect(() =>
+      createDistribution({ kind: 'lognormal', median: 100, p95: 50 }, { field: 'prompt' }),
+    ).toThrow('prompt.p95: 50 is not a number >= median (100)');
   });
 });
 
@@ -101,7 +101,9 @@ describe('empirical distribution', () => {
   });
 
   it('reports the weighted median', () => {
-    expect(createDistribution({ kind: 'empirical', values: [30, 10, 20], weights: [5, 1, 1] }).median).toBe(30);
+    expect(createDistribution({ kind: 'empirical', values: [30, 10, 20], weights: [5, 1, 1] }).median).toBe(
+      30,
+    );
     expect(createDistribution({ kind: 'empirical', values: [3, 1, 2] }).median).toBe(2);
   });
 

@@ -4,7 +4,7 @@
  * weighted, e.g. a trace's token counts). Every distribution clamps to an optional [min, max].
  */
 import { ClientConfigError, requireNonNegative, requirePositive } from './errors.js';
-import { cumulativeSums, exponential, normalQuantile, pickCumulative, type Rng } from './rng.js';
+import { cumulativeSums, exponential, normalQuantile, pickCumulative, type RandomFn } from './rng.js';
 
 /** z of the 95th percentile of the standard normal distribution. */
 export const Z_P95 = 1.6448536269514722;
@@ -69,7 +69,7 @@ export type DistributionConfig =
 /** A sampler. Pure: the same RNG state gives the same value. Every kind makes exactly one RNG draw. */
 export interface Distribution {
   /** One value, clamped to the config's [min, max]. */
-  sample(rng: Rng): number;
+  sample(rng: RandomFn): number;
   /** The median before clamping (exact for fixed, uniform, exponential, lognormal; empirical: lower median). */
   readonly median: number;
 }

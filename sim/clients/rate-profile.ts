@@ -4,7 +4,7 @@
  * Λ(s) − Λ(t) = E, and Λ (the integral of the rate) is piecewise quadratic, so s has a closed form.
  * One RNG draw per arrival.
  */
-import { exponential, type Rng } from './rng.js';
+import { exponential, type RandomFn } from './rng.js';
 
 /** A stretch of time in which the rate moves linearly. */
 export interface RateSegment {
@@ -51,7 +51,7 @@ function segmentRateAt(s: RateSegment, tMs: number): number {
  * Time of the first arrival after `fromMs` (ms), or undefined when the profile ends first.
  * Exact inversion of the cumulative rate; draws one Exp(1) variate.
  */
-export function nextArrivalMs(profile: RateProfile, fromMs: number, rng: Rng): number | undefined {
+export function nextArrivalMs(profile: RateProfile, fromMs: number, rng: RandomFn): number | undefined {
   let mass = exponential(rng, 1);
   for (const s of profile) {
     if (s.endMs <= fromMs) continue;

@@ -3,7 +3,7 @@
  * request are new attempts of the same logical request (same `logicalId`, tokens, tenant and absolute
  * deadline), so retry amplification can be measured as attempts / logical requests.
  */
-import { chance, type Rng, type RngStreams } from './rng.js';
+import { chance, type RandomFn, type RandomStreams } from './rng.js';
 import {
   defaultTenantModel,
   resolveTenants,
@@ -57,15 +57,15 @@ export class RequestFactory {
   readonly #tenants: TenantModel[];
   readonly #mix: TenantMix;
   readonly #extra = new Map<string, TenantModel>();
-  readonly #tenantRng: Rng;
-  readonly #promptRng: Rng;
-  readonly #outputRng: Rng;
-  readonly #shapeRng: Rng;
+  readonly #tenantRng: RandomFn;
+  readonly #promptRng: RandomFn;
+  readonly #outputRng: RandomFn;
+  readonly #shapeRng: RandomFn;
   #nextId = 1;
   #nextLogicalId = 1;
 
   /** @throws ClientConfigError when the workload config is invalid. */
-  constructor(workload: WorkloadConfig, streams: RngStreams) {
+  constructor(workload: WorkloadConfig, streams: RandomStreams) {
     this.#workload = workload;
     this.#tenants = resolveTenants(workload);
     this.#mix = new TenantMix(this.#tenants);

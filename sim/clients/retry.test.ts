@@ -71,14 +71,21 @@ describe('honour retry', () => {
 
   it('waits the fallback delay (plus jitter) without a Retry-After', () => {
     expect(honour(ctx(1, 504), half)).toBe(1000);
-    expect(createRetryPolicy({ kind: 'honour', fallbackDelayMs: 200 })(ctx(1, 0, { jitterHintMs: 100 }), half)).toBe(250);
+    expect(
+      createRetryPolicy({ kind: 'honour', fallbackDelayMs: 200 })(ctx(1, 0, { jitterHintMs: 100 }), half),
+    ).toBe(250);
   });
 });
 
 describe('naive retry', () => {
   it('retries at once, up to maxRetries, ignoring Retry-After', () => {
     const naive = createRetryPolicy({ kind: 'naive', maxRetries: 3 });
-    expect([1, 2, 3, 4].map((a) => naive(ctx(a, 429, { retryAfterSec: 10 }), half))).toEqual([0, 0, 0, undefined]);
+    expect([1, 2, 3, 4].map((a) => naive(ctx(a, 429, { retryAfterSec: 10 }), half))).toEqual([
+      0,
+      0,
+      0,
+      undefined,
+    ]);
   });
 });
 

@@ -4,7 +4,7 @@
  * keep its logical id (see `RequestFactory.retry`), so amplification = attempts / logical requests.
  */
 import { ClientConfigError, requireInteger, requireNonNegative } from './errors.js';
-import type { Rng } from './rng.js';
+import type { RandomFn } from './rng.js';
 
 /** What the client knows when an attempt fails. */
 export interface RetryContext {
@@ -19,7 +19,7 @@ export interface RetryContext {
 }
 
 /** A retry decision: delay in ms before the next attempt, or undefined for "give up". */
-export type RetryPolicy = (ctx: RetryContext, rng: Rng) => number | undefined;
+export type RetryPolicy = (ctx: RetryContext, rng: RandomFn) => number | undefined;
 
 /** Never retry. */
 export interface NoRetryConfig {

@@ -1,18 +1,19 @@
 /**
  * Random-number plumbing for the client models.
  *
- * Nothing here owns a seed: every sampler takes an {@link Rng} from the caller (the kernel derives one
- * seeded stream per random source), so a run is a function of (scenario, seed).
+ * Nothing here owns a seed: every sampler takes a {@link RandomFn} from the caller (the kernel derives one
+ * seeded stream per random source), so a run is a function of (scenario, seed). From the kernel's
+ * streams: `(name) => { const r = rngStream(seed, name); return () => r.next(); }`.
  */
 
 /** A uniform random source on [0, 1), e.g. a `seedrandom` generator. */
-export type Rng = () => number;
+export type RandomFn = () => number;
 
 /** Named RNG streams: returns the stream for a random source, the same stream for the same name. */
-export type RngStreams = (name: string) => Rng;
+export type RandomStreams = (name: string) => RandomFn;
 
 /** Uniform draw on [min, max). One RNG draw. */
-export function uniform(rng: Rng, min: number, max: number): number {
+export function uniform(rng: RandomFn, min: number, max: number): number {
   return min + (max - min) * rng();
 }
 
@@ -20,7 +21,7 @@ export function uniform(rng: Rng, min: number, max: number): number {
  * Exponential draw with the given mean (any unit; the result has the same unit). One RNG draw,
  * by inversion: `-mean * ln(1 - u)`, finite because u < 1.
  */
-export function exponential(rng: Rng, mean: number): number {
+export function exponential(rng: RandomFn, mean: number): number {
   return -mean * Math.log(1 - rng());
 }
 
@@ -70,12 +71,12 @@ export function normalQuantile(p: number): number {
 }
 
 /** Standard normal draw by inversion. One RNG draw. */
-export function standardNormal(rng: Rng): number {
+export function standardNormal(rng: RandomFn): number {
   return normalQuantile(rng());
 }
 
 /** Bernoulli trial: true with probability `p` (clamped to [0, 1]). One RNG draw. */
-export function chance(rng: Rng, p: number): boolean {
+export function chance(rng: RandomFn, p: number): boolean {
   return rng() < p;
 }
 
@@ -83,7 +84,7 @@ export function chance(rng: Rng, p: number): boolean {
  * Index drawn in proportion to `cumulative` weights (a non-decreasing array whose last element is the
  * total, > 0). One RNG draw; binary search.
  */
-export function pickCumulative(rng: Rng, cumulative: readonly number[]): number {
+export function pickCumulative(rng: RandomFn, cumulative: readonly number[]): number {
   const total = cumulative[cumulative.length - 1] ?? 0;
   const x = rng() * total;
   let lo = 0;

@@ -6,7 +6,7 @@
 import { type ArrivalConfig, type ArrivalProcess, createArrivalProcess, mergeIndexed } from './arrivals.js';
 import { createTokenDistribution, type Distribution, type DistributionConfig } from './distributions.js';
 import { ClientConfigError, requireNonNegative, requirePositive, requireShare } from './errors.js';
-import { cumulativeSums, pickCumulative, type Rng, type RngStreams } from './rng.js';
+import { cumulativeSums, pickCumulative, type RandomFn, type RandomStreams } from './rng.js';
 
 /** Label of keyless traffic in reports and RNG stream names. */
 export const KEYLESS_LABEL = 'keyless';
@@ -92,7 +92,11 @@ export function resolveTenants(workload: WorkloadConfig, field = 'workload'): Te
     if (t.id !== undefined && t.id === '')
       throw new ClientConfigError(`${path}.id`, t.id, 'a non-empty id (omit it for keyless traffic)');
     const key = t.id === undefined ? '\u0000keyless' : t.id;
-    if (seen.has(key)) throw new ClientConfigError(`${path}.id`, t.id, 'unique among the tenants');
+    if (seen.has(key)) {
+      const expected =
+        t.id === undefined ? 'set (only one tenant may be keyless)' : 'unique among the tenants';
+      throw new ClientConfigError(`${path}.id`, t.id, expected);
+    }
     seen.add(key);
     return tenantModel(t.id, label, t, workload, path);
   });
@@ -152,7 +156,7 @@ export class TenantMix {
   }
 
   /** Index of the chosen tenant. */
-  pick(rng: Rng): number {
+  pick(rng: RandomFn): number {
     return pickCumulative(rng, this.#cumulative);
   }
 }
@@ -177,7 +181,7 @@ export interface WorkloadArrivals {
  */
 export function createWorkloadArrivals(
   workload: WorkloadConfig,
-  streams: RngStreams,
+  streams: RandomStreams,
   field = 'workload',
 ): WorkloadArrivals | undefined {
   const tenants = workload.tenants ?? [];

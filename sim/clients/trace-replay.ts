@@ -3,7 +3,7 @@
  * quantised timestamps. Both stream (sync or async input) and keep at most one timestamp group in memory.
  */
 import { requirePositive } from './errors.js';
-import type { Rng } from './rng.js';
+import type { RandomFn } from './rng.js';
 import type { TraceRecord } from './trace-parse.js';
 
 /** Options of {@link scaleTrace}. */
@@ -33,7 +33,7 @@ export async function* scaleTrace(
 export async function* spreadQuantised(
   records: AsyncIterable<TraceRecord> | Iterable<TraceRecord>,
   bucketMs: number,
-  rng: Rng,
+  rng: RandomFn,
 ): AsyncGenerator<TraceRecord> {
   requirePositive('trace.bucketMs', bucketMs);
   let group: TraceRecord[] = [];
