@@ -29,7 +29,11 @@ describe('adaptive ceiling', () => {
     const h = adaptive();
     const steps = Array.from({ length: 6 }, () => second(h, 3));
     expect(steps).toEqual([16, 12, 9, 7, 5, 5]);
-    expect([h.pool.adaptState, h.pool.adaptReason, h.pool.adaptMovesDown]).toEqual(['tightened', 'queued', 5]);
+    expect([h.pool.adaptState, h.pool.adaptReason, h.pool.adaptMovesDown]).toEqual([
+      'tightened',
+      'queued',
+      5,
+    ]);
   });
 
   it('takes a ceiling of 3 down to 1', () => {

@@ -82,9 +82,13 @@ describe('ceilings', () => {
   it('takes one service unit and one admitted for a P/D request however many legs it opens', () => {
     const h = new Harness();
     h.gate.apply(
-      rule({ fc_mode: 'enforce', fc_max_outstanding: 2, fc_prefill_max_inflight: 1, fc_decode_max_inflight: 2 }, PD_EPS, {
-        pd_disagg_mode: true,
-      }),
+      rule(
+        { fc_mode: 'enforce', fc_max_outstanding: 2, fc_prefill_max_inflight: 1, fc_decode_max_inflight: 2 },
+        PD_EPS,
+        {
+          pd_disagg_mode: true,
+        },
+      ),
     );
     const p = h.permit({ pd: true });
     const pre = p.openLeg('prefill') as Leg;
@@ -103,9 +107,13 @@ describe('ceilings', () => {
   it('refuses a role leg over its role ceiling instead of letting it wait', () => {
     const h = new Harness();
     h.gate.apply(
-      rule({ fc_mode: 'enforce', fc_max_outstanding: 4, fc_max_queue_depth: 4, fc_decode_max_inflight: 1 }, PD_EPS, {
-        pd_disagg_mode: true,
-      }),
+      rule(
+        { fc_mode: 'enforce', fc_max_outstanding: 4, fc_max_queue_depth: 4, fc_decode_max_inflight: 1 },
+        PD_EPS,
+        {
+          pd_disagg_mode: true,
+        },
+      ),
     );
     const a = h.permit({ pd: true });
     expect('role' in a.openLeg('decode')).toBe(true);
@@ -119,7 +127,9 @@ describe('ceilings', () => {
   it('moves a leg by taking the new endpoint first, and refuses the move keeping the old unit when it is full', () => {
     const h = new Harness();
     h.gate.apply(
-      rule({ fc_mode: 'enforce', fc_max_outstanding: 4, fc_prefill_max_inflight: 1 }, PD_EPS, { pd_disagg_mode: true }),
+      rule({ fc_mode: 'enforce', fc_max_outstanding: 4, fc_prefill_max_inflight: 1 }, PD_EPS, {
+        pd_disagg_mode: true,
+      }),
     );
     const a = h.permit({ pd: true });
     const legA = a.openLeg('prefill', '10.0.0.1:8000') as Leg;

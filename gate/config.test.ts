@@ -45,7 +45,10 @@ describe('rule configuration', () => {
     const c = resolveConfig(parse({ fc_max_queue_depth: 32 }), {});
     expect(c.queueWaitMs).toBe(5000);
     expect(c.source.fc_max_queue_wait_ms).toBe('default');
-    const withEnv = resolveConfig(parse({ fc_max_queue_depth: 32 }), readEnv({ LLB_FC_MAX_QUEUE_WAIT_MS: '700' }).env);
+    const withEnv = resolveConfig(
+      parse({ fc_max_queue_depth: 32 }),
+      readEnv({ LLB_FC_MAX_QUEUE_WAIT_MS: '700' }).env,
+    );
     expect(withEnv.queueWaitMs).toBe(700);
   });
 
@@ -75,7 +78,9 @@ describe('rule configuration', () => {
     );
     expect(err(() => parse({ fc_max_queue_wait_ms: 3600001 })).code).toBe('SLUICE_E_FIELD_BOUND');
     expect(err(() => parse({ fc_tenant_max_share_pct: 101 })).code).toBe('SLUICE_E_FIELD_BOUND');
-    expect(err(() => parse({ fc_warmup_ms: -1 })).message).toBe('serviceArguments.fc_warmup_ms: -1 is below the minimum 0');
+    expect(err(() => parse({ fc_warmup_ms: -1 })).message).toBe(
+      'serviceArguments.fc_warmup_ms: -1 is below the minimum 0',
+    );
   });
 
   it('refuses JSON null, wrong types and unknown values with a stable code each', () => {
@@ -84,17 +89,23 @@ describe('rule configuration', () => {
     expect(err(() => parse({ fc_max_outstanding: 1.5 })).code).toBe('SLUICE_E_FIELD_TYPE');
     const v = err(() => parse({ fc_mode: 'enforcing' }));
     expect(v.code).toBe('SLUICE_E_FIELD_VALUE');
-    expect(v.message).toBe('serviceArguments.fc_mode: "enforcing" is not one of off, observe, enforce, inherit');
+    expect(v.message).toBe(
+      'serviceArguments.fc_mode: "enforcing" is not one of off, observe, enforce, inherit',
+    );
   });
 
   it('refuses an unknown fc_ field and suggests the nearest name', () => {
     const e = err(() => parse({ fc_max_outstandng: 3 }));
     expect(e.code).toBe('SLUICE_E_FIELD_UNKNOWN');
-    expect(e.message).toBe('serviceArguments.fc_max_outstandng: unknown field (did you mean fc_max_outstanding?)');
+    expect(e.message).toBe(
+      'serviceArguments.fc_max_outstandng: unknown field (did you mean fc_max_outstanding?)',
+    );
   });
 
   it('ignores fc_effective on input', () => {
-    expect(parse({ fc_effective: { mode: 'enforce' }, fc_max_outstanding: 4 })).toEqual({ fc_max_outstanding: 4 });
+    expect(parse({ fc_effective: { mode: 'enforce' }, fc_max_outstanding: 4 })).toEqual({
+      fc_max_outstanding: 4,
+    });
   });
 
   it('reads the environment leniently: an unknown mode is off, a bad number unset, a share over 100 no share', () => {

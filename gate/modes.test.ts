@@ -23,7 +23,8 @@ describe('modes', () => {
     h.permit();
     const d = h.admit({ protocol: 'h2' });
     expect(d.kind).toBe('admit');
-    if (d.kind === 'admit') expect(d.observe).toEqual({ outcome: 'observe_would_shed', ceilings: ['service', 'endpoint'] });
+    if (d.kind === 'admit')
+      expect(d.observe).toEqual({ outcome: 'observe_would_shed', ceilings: ['service', 'endpoint'] });
     expect(h.count('observe_would_shed')).toBe(2);
     expect(h.count('admitted')).toBe(3);
     expect(h.pool.inflight).toBe(3);

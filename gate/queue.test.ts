@@ -4,7 +4,13 @@ import { Harness, rule } from '../test/gate-harness.js';
 function gated(fc: Record<string, unknown> = {}): Harness {
   const h = new Harness();
   h.gate.apply(
-    rule({ fc_mode: 'enforce', fc_max_outstanding: 2, fc_max_queue_depth: 3, fc_max_queue_wait_ms: 5000, ...fc }),
+    rule({
+      fc_mode: 'enforce',
+      fc_max_outstanding: 2,
+      fc_max_queue_depth: 3,
+      fc_max_queue_wait_ms: 5000,
+      ...fc,
+    }),
   );
   return h;
 }

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { EP1, Harness, KEY, rule } from '../test/gate-harness.js';
 import { GateError } from './errors.js';
 
-const ENFORCE = { fc_mode: 'enforce', fc_max_outstanding: 2, fc_max_queue_depth: 8, fc_max_queue_wait_ms: 5000 };
+const ENFORCE = {
+  fc_mode: 'enforce',
+  fc_max_outstanding: 2,
+  fc_max_queue_depth: 8,
+  fc_max_queue_wait_ms: 5000,
+};
 
 function stored(h: Harness): Record<string, unknown> {
   return h.gate.rules()[0]!.serviceArguments;
@@ -103,9 +108,7 @@ describe('runtime replace', () => {
     const running = h.permit();
     h.permit();
     h.ticket({}, 'w');
-    const r = h.gate.apply(
-      rule(ENFORCE, [{ endpointIP: '198.51.100.11', targetPort: 8000, weight: 2 }]),
-    );
+    const r = h.gate.apply(rule(ENFORCE, [{ endpointIP: '198.51.100.11', targetPort: 8000, weight: 2 }]));
     expect(r.outcome).toBe('recreated');
     expect(h.pool).not.toBe(old);
     expect(h.endings.map((e) => [e.ticket.context, e.refusal.status, e.refusal.error])).toEqual([
@@ -192,9 +195,9 @@ describe('runtime replace', () => {
     expect(() => h.gate.apply(rule({}, undefined, { colour: 'red' }))).toThrow(
       expect.objectContaining({ code: 'SLUICE_E_FIELD_UNKNOWN', field: 'serviceArguments.colour' }),
     );
-    expect(() =>
-      h.gate.apply(rule({}, [{ endpointIP: '198.51.100.11', targetPort: 70000 }])),
-    ).toThrow('endpoints[0].targetPort: 70000 is above the maximum 65535');
+    expect(() => h.gate.apply(rule({}, [{ endpointIP: '198.51.100.11', targetPort: 70000 }]))).toThrow(
+      'endpoints[0].targetPort: 70000 is above the maximum 65535',
+    );
   });
 
   it('deletes a rule, draining its waiters', () => {
@@ -211,9 +214,11 @@ describe('runtime replace', () => {
 
   it('starts the warm-up of an endpoint that a replace adds', () => {
     const h = new Harness();
-    h.gate.apply(rule({ ...ENFORCE, fc_ep_max_inflight: 8, fc_warmup_ms: 10000 }, [
-      { endpointIP: '198.51.100.11', targetPort: 8000 },
-    ]));
+    h.gate.apply(
+      rule({ ...ENFORCE, fc_ep_max_inflight: 8, fc_warmup_ms: 10000 }, [
+        { endpointIP: '198.51.100.11', targetPort: 8000 },
+      ]),
+    );
     h.clock.advance(1000);
     h.gate.apply(rule({ ...ENFORCE, fc_ep_max_inflight: 8, fc_warmup_ms: 10000 }));
     expect(h.pool.warmingEndpoints()).toBe(1);

@@ -85,14 +85,16 @@ export class Harness {
   /** Admits and expects a permit. */
   permit(req: AdmissionRequest = {}, context?: unknown): Permit {
     const d = this.admit(req, context);
-    if (d.kind !== 'admit') throw new Error(`expected admit, got ${d.kind}${d.kind === 'refuse' ? ` ${d.refusal.reason}` : ''}`);
+    if (d.kind !== 'admit')
+      throw new Error(`expected admit, got ${d.kind}${d.kind === 'refuse' ? ` ${d.refusal.reason}` : ''}`);
     return d.permit;
   }
 
   /** Admits and expects to wait. */
   ticket(req: AdmissionRequest = {}, context?: unknown): Ticket {
     const d = this.admit(req, context);
-    if (d.kind !== 'queued') throw new Error(`expected queued, got ${d.kind}${d.kind === 'refuse' ? ` ${d.refusal.reason}` : ''}`);
+    if (d.kind !== 'queued')
+      throw new Error(`expected queued, got ${d.kind}${d.kind === 'refuse' ? ` ${d.refusal.reason}` : ''}`);
     return d.ticket;
   }
 
