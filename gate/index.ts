@@ -46,6 +46,7 @@ export {
   SWEEP_PERIOD_MS,
 } from './gate.js';
 export { collect, type Family, renderPrometheus, type Sample } from './metrics.js';
+export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
 export { Leg, Permit } from './permit.js';
 export type {
   AdmissionRequest,
@@ -58,3 +59,13 @@ export type {
   Ticket,
 } from './pool.js';
 export { endpointId, type ParsedRule, parseRule, type RuleEndpoint } from './rule.js';
+export {
+  parseSmgSettings,
+  type ResolvedSmg,
+  SMG_RETRY_AFTER_S,
+  SmgGate,
+  type SmgGateOptions,
+  type SmgResponse,
+  type SmgSettings,
+  smgResponse,
+} from './smg.js';

@@ -10,7 +10,9 @@
  * the once-a-second sweep retries) or that its client has gone ('gone': the
  * turn passes to the next waiter).
  */
+
 import { type AdaptReason, type AdaptState, adaptStep, recordTtft } from './adaptive.js';
+import type { TokenBucket } from './bucket.js';
 import type { Clock } from './clock.js';
 import type { ResolvedConfig } from './config.js';
 import {
@@ -106,6 +108,10 @@ export interface PoolOptions {
   anomalies: Anomalies;
   /** Whether the gateway is in maintenance (read on each admission). */
   draining: () => boolean;
+  /** SMG dialect: every request may wait, whatever its protocol. @default false */
+  everyRequestMayWait?: boolean;
+  /** SMG dialect: workers are chosen outside the gate, so no request takes an endpoint unit here. @default false */
+  workersOutsideGate?: boolean;
 }
 
 export class Pool implements PermitOwner {
@@ -132,6 +138,8 @@ export class Pool implements PermitOwner {
   queueWaitCount = 0;
   /** False once the pool was deleted or re-created: its waiters are gone, its permits still release. */
   live = true;
+  /** SMG dialect: the token bucket that replaces the service ceiling (null for the loxilb gate). */
+  bucket: TokenBucket | null = null;
 
   readonly #o: PoolOptions;
   #seq = 0;
@@ -216,14 +224,15 @@ export class Pool implements PermitOwner {
     const now = this.#o.clock.now();
     const bodyBuffered = req.bodyBuffered !== false;
     if (this.#o.draining()) return this.#refuse('draining', bodyBuffered, 'service');
-    const pd = req.pd === true;
+    const outside = this.#o.workersOutsideGate === true;
+    const pd = req.pd === true || outside;
     const share = this.shareActive;
     const slot = this.#slot(req.tenant, share);
 
     let ep: EndpointState | null = null;
     let epFull = false;
     if (pd) {
-      if (!this.endpoints.some((e) => e.healthy && e.role !== 'normal')) {
+      if (!outside && !this.endpoints.some((e) => e.healthy && e.role !== 'normal')) {
         this.tenants.release(slot);
         return this.#refuse('no_healthy_capacity', bodyBuffered, 'endpoint');
       }
@@ -236,8 +245,7 @@ export class Pool implements PermitOwner {
       if (picked === PICK_ALL_FULL) epFull = true;
       else ep = picked;
     }
-    const eff = this.effective;
-    const svcFull = eff > 0 && this.inflight >= eff;
+    const svcFull = this.#serviceFull(now);
     const tenantFull = share && slot.exec >= this.tenantExecBound;
     const queueBlocks = this.queue.length > 0 && (!share || (!svcFull && this.#nextRunnable(now) !== null));
 
@@ -246,7 +254,8 @@ export class Pool implements PermitOwner {
       return { kind: 'admit', permit: this.#take(ep, slot, now, context), observe: null };
     }
     const ceiling: Ceiling = svcFull ? 'service' : epFull ? 'endpoint' : tenantFull ? 'tenant' : 'service';
-    const mayWait = req.protocol !== 'h2' && this.cfg.queueDepth > 0;
+    const mayWait =
+      (req.protocol !== 'h2' || this.#o.everyRequestMayWait === true) && this.cfg.queueDepth > 0;
     if (mayWait) {
       if (this.queue.length >= this.cfg.queueDepth) {
         this.tenants.release(slot);
@@ -280,7 +289,7 @@ export class Pool implements PermitOwner {
 
   #admitObserve(req: AdmissionRequest, context: unknown): Decision {
     const now = this.#o.clock.now();
-    const pd = req.pd === true;
+    const pd = req.pd === true || this.#o.workersOutsideGate === true;
     const slot = this.#slot(req.tenant, this.shareActive);
     const ceilings: Ceiling[] = [];
     if (this.effective > 0 && this.inflight >= this.effective) ceilings.push('service');
@@ -313,9 +322,16 @@ export class Pool implements PermitOwner {
   /** Takes the service and tenant units (the endpoint unit is taken by the caller) and counts the admission. */
   #take(ep: EndpointState | null, slot: TenantSlot, now: number, context: unknown): Permit {
     this.inflight++;
+    this.bucket?.take();
     slot.exec++;
     this.#count('admitted');
     return new Permit(this, true, ep, slot, now, context);
+  }
+
+  /** True when no service unit is free: the ceiling in force is reached, or the SMG bucket is empty. */
+  #serviceFull(now: number): boolean {
+    if (this.bucket !== null) return !this.bucket.available(now);
+    return this.effective > 0 && this.inflight >= this.effective;
   }
 
   #slot(tenant: string | undefined, share: boolean): TenantSlot {
@@ -370,7 +386,7 @@ export class Pool implements PermitOwner {
   #nextRunnable(now: number): Waiter | null {
     const q = this.queue;
     if (q.length === 0) return null;
-    if (this.effective > 0 && this.inflight >= this.effective) return null;
+    if (this.#serviceFull(now)) return null;
     const epRoom = this.#normalRoom(now);
     if (!this.shareActive) {
       for (let w = q.head; w; w = w.next) {
@@ -459,6 +475,7 @@ export class Pool implements PermitOwner {
     } else {
       if (ep !== null) ep.inflight++;
       this.inflight++;
+      this.bucket?.take();
       w.slot.exec++;
       permit = new Permit(this, true, ep, w.slot, now, w.context);
     }
@@ -551,6 +568,7 @@ export class Pool implements PermitOwner {
     }
     if (this.inflight > 0) this.inflight--;
     else this.#o.anomalies.underflow++;
+    this.bucket?.giveBack();
     const slot = p.slot;
     if (slot !== null) {
       if (slot.exec > 0) slot.exec--;
