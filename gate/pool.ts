@@ -378,6 +378,11 @@ export class Pool implements PermitOwner {
     this.#count('cancelled');
   }
 
+  /** True when some waiter could take a free unit right now (the sweep leaves none such behind). */
+  hasRunnableWaiter(): boolean {
+    return this.cfg.mode === 'enforce' && this.#nextRunnable(this.#o.clock.now()) !== null;
+  }
+
   /**
    * The oldest waiter that could run now: a service unit free, an endpoint
    * with room (P/D requests need none here), and its tenant under its share.
@@ -489,15 +494,17 @@ export class Pool implements PermitOwner {
     }
     // Undo the units without waking anyone: this pass decides who goes next.
     permit.released = true;
-    if (!untracked) this.#giveBack(permit);
     if (outcome === 'gone') {
+      if (!untracked) this.#giveBack(permit);
       w.state = WAITER_ENDED;
       this.#count('cancelled');
       this.tenants.release(w.slot);
       return true;
     }
+    // Back in the queue before the units return, so its tenant slot is never freed in between.
     w.state = WAITER_QUEUED;
     this.queue.reinsert(w);
+    if (!untracked) this.#giveBack(permit);
     return false;
   }
 
@@ -543,7 +550,9 @@ export class Pool implements PermitOwner {
     const now = this.#o.clock.now();
     const how = this.cfg.mode === 'off' ? 'untracked' : 'over';
     for (const w of this.queue.toArray()) {
-      if (w.state === WAITER_QUEUED) this.#grant(w, now, how);
+      if (w.state !== WAITER_QUEUED) continue;
+      if (now >= w.deadlineMs) this.#timeout(w, now);
+      else this.#grant(w, now, how);
     }
   }
 

@@ -54,6 +54,12 @@ export class TenantTable {
     return this.#slots.size + (o.exec > 0 || o.queued > 0 ? 1 : 0);
   }
 
+  /** Every slot in use, the overflow slot included when it holds something. */
+  *inUse(): IterableIterator<TenantSlot> {
+    yield* this.#slots.values();
+    if (this.#overflow.exec > 0 || this.#overflow.queued > 0) yield this.#overflow;
+  }
+
   /** Every slot with something waiting, the overflow slot included. */
   *waitingSlots(): IterableIterator<TenantSlot> {
     for (const s of this.#slots.values()) if (s.queued > 0) yield s;
