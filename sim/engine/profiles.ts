@@ -1,0 +1,177 @@
+/**
+ * Hardware-and-model profiles for the roofline step-time model, and vLLM's engine limits for
+ * each deployment. Every number comes from /work/shared/research/sim-anchors.md §5.1, which
+ * cites its sources:
+ *
+ * - P, W (BF16 weight bytes): model configs (Llama-3.1-8B 8.03e9 / 16.1 GB; 70B 70.6e9 / 141 GB).
+ * - L, d, KV bytes per token: llm-d-inference-sim `docs/latency-profiles.md` (8B: 32, 4096,
+ *   128 KiB; 70B: 80, 8192, 320 KiB).
+ * - Peak BF16 FLOPS, HBM bandwidth, MFU: BLIS (inference-sim/inference-sim) `hardware_config.json`
+ *   (H100 989.5 TFLOPS, 3.35 TB/s, mfu 0.45; A100 312 TFLOPS, 2.039 TB/s, mfu 0.38).
+ * - Memory efficiency η 0.80: fitted to batch-1 TPOT (InferenceBench H100 8B 6.48 ms;
+ *   johnmusgrave.com A100-40GB 8B 13.3 ms).
+ * - Step overhead 0.6 ms (8B) / 1.0 ms (70B), per-sequence 5 µs: BLIS β₅–β₇ (per-step 126 µs,
+ *   per-layer 32 µs, per-request 4 µs) as an upper bound, then fit.
+ * - All-reduce 15 µs (H100) / 20 µs (A100): assumption, BLIS β₄ ≈ 0.75 × analytical.
+ * - API/frontend overhead 3 ms: assumption; BLIS α₀ = 15.6 ms is an upper reference.
+ * - max_num_seqs / max_num_batched_tokens: vLLM `vllm/engine/arg_utils.py` `get_batch_defaults`
+ *   (≥ 70 GiB and not A100: 1024 / 8192; otherwise 256 / 2048).
+ * - GPU blocks: derived, 0.9·HBM − W/TP − ~3 GB activations, divided by KV bytes per token and 16.
+ */
+
+/** Parameters of the roofline step-time model (see `step-time.ts`). */
+export interface RooflineParams {
+  /** Model parameter count P. */
+  readonly paramCount: number;
+  /** Model weight bytes W (all GPUs together). */
+  readonly weightBytes: number;
+  /** Transformer layers L. */
+  readonly numLayers: number;
+  /** Hidden size d. */
+  readonly hiddenSize: number;
+  /** KV-cache bytes per token (all layers, all GPUs together). */
+  readonly kvBytesPerToken: number;
+  /** Tensor-parallel degree TP (GPUs per engine). */
+  readonly tensorParallel: number;
+  /** Peak dense BF16 FLOP/s per GPU, TF. */
+  readonly peakFlopsPerSec: number;
+  /** HBM bandwidth per GPU, bytes/s, BW. */
+  readonly memBandwidthBytesPerSec: number;
+  /** Model FLOPs utilisation for the compute term, 0–1. */
+  readonly mfu: number;
+  /** Achieved fraction of HBM bandwidth for the memory term, 0–1 (η_mem). */
+  readonly memEfficiency: number;
+  /** Fixed cost per engine step, ms (t_step0). */
+  readonly stepOverheadMs: number;
+  /** Cost per scheduled sequence per step, ms (t_seq). */
+  readonly perSeqOverheadMs: number;
+  /** Cost of one all-reduce, ms (t_ar); two per layer when TP > 1. */
+  readonly allReduceMs: number;
+}
+
+/** vLLM engine limits (CLI flags of the same names). */
+export interface EngineLimits {
+  /** `--max-num-seqs`: most requests in RUNNING at once. */
+  readonly maxNumSeqs: number;
+  /** `--max-num-batched-tokens`: token budget of one step. */
+  readonly maxNumBatchedTokens: number;
+  /** `--block-size`: tokens per KV block. @default 16 */
+  readonly blockSize: number;
+  /** `num_gpu_blocks`: KV blocks that fit in memory. */
+  readonly numGpuBlocks: number;
+  /** `--max-model-len`: longest prompt + output accepted, tokens. */
+  readonly maxModelLen: number;
+  /** `--long-prefill-token-threshold`: cap on one request's prefill chunk; 0 = off. @default 0 */
+  readonly longPrefillTokenThreshold: number;
+  /** `--gpu-memory-utilization` (reported in `vllm:cache_config_info` only). @default 0.9 */
+  readonly gpuMemoryUtilization: number;
+}
+
+/** A named deployment: model on hardware, with its timing and limits. */
+export interface DeploymentProfile {
+  /** Model name as served (`model_name` label). */
+  readonly modelName: string;
+  /** Hardware description, e.g. "1x H100-80GB". */
+  readonly hardware: string;
+  readonly roofline: RooflineParams;
+  readonly limits: EngineLimits;
+  /** Frontend (API server, tokenisation) delay before a request reaches the engine, ms. */
+  readonly apiOverheadMs: number;
+}
+
+const H100 = { peakFlopsPerSec: 989.5e12, memBandwidthBytesPerSec: 3.35e12, mfu: 0.45 } as const;
+const A100 = { peakFlopsPerSec: 312e12, memBandwidthBytesPerSec: 2.039e12, mfu: 0.38 } as const;
+
+const LLAMA_8B = {
+  paramCount: 8.03e9,
+  weightBytes: 16.1e9,
+  numLayers: 32,
+  hiddenSize: 4096,
+  kvBytesPerToken: 128 * 1024,
+} as const;
+
+const LLAMA_70B = {
+  paramCount: 70.6e9,
+  weightBytes: 141e9,
+  numLayers: 80,
+  hiddenSize: 8192,
+  kvBytesPerToken: 320 * 1024,
+} as const;
+
+const COMMON_TIMING = { memEfficiency: 0.8, perSeqOverheadMs: 0.005 } as const;
+
+const LARGE_GPU_LIMITS = { maxNumSeqs: 1024, maxNumBatchedTokens: 8192 } as const;
+const A100_LIMITS = { maxNumSeqs: 256, maxNumBatchedTokens: 2048 } as const;
+const COMMON_LIMITS = {
+  blockSize: 16,
+  maxModelLen: 131_072,
+  longPrefillTokenThreshold: 0,
+  gpuMemoryUtilization: 0.9,
+} as const;
+
+/** The built-in deployments, by id. */
+export const DEPLOYMENT_PROFILES = {
+  /** Llama-3.1-8B on one H100-80GB: decode floor ≈ 6.6 ms, prefill ≈ 36 µs/token. */
+  'llama-3.1-8b-h100': {
+    modelName: 'meta-llama/Llama-3.1-8B-Instruct',
+    hardware: '1x H100-80GB',
+    roofline: {
+      ...LLAMA_8B,
+      ...H100,
+      ...COMMON_TIMING,
+      tensorParallel: 1,
+      stepOverheadMs: 0.6,
+      allReduceMs: 0,
+    },
+    limits: { ...COMMON_LIMITS, ...LARGE_GPU_LIMITS, numGpuBlocks: 27_500 },
+    apiOverheadMs: 3,
+  },
+  /** Llama-3.1-8B on one A100-80GB: decode floor ≈ 10.5 ms, prefill ≈ 135 µs/token. */
+  'llama-3.1-8b-a100-80g': {
+    modelName: 'meta-llama/Llama-3.1-8B-Instruct',
+    hardware: '1x A100-80GB',
+    roofline: {
+      ...LLAMA_8B,
+      ...A100,
+      ...COMMON_TIMING,
+      tensorParallel: 1,
+      stepOverheadMs: 0.6,
+      allReduceMs: 0,
+    },
+    limits: { ...COMMON_LIMITS, ...A100_LIMITS, numGpuBlocks: 27_500 },
+    apiOverheadMs: 3,
+  },
+  /** Llama-3.1-70B, TP4 on H100-80GB: decode floor ≈ 17 ms, prefill ≈ 12.6k tokens/s. */
+  'llama-3.1-70b-tp4-h100': {
+    modelName: 'meta-llama/Llama-3.1-70B-Instruct',
+    hardware: '4x H100-80GB (TP4)',
+    roofline: {
+      ...LLAMA_70B,
+      ...H100,
+      ...COMMON_TIMING,
+      tensorParallel: 4,
+      stepOverheadMs: 1.0,
+      allReduceMs: 0.015,
+    },
+    limits: { ...COMMON_LIMITS, ...LARGE_GPU_LIMITS, numGpuBlocks: 28_750 },
+    apiOverheadMs: 3,
+  },
+  /** Llama-3.1-70B, TP4 on A100-80GB: decode floor ≈ 26 ms. */
+  'llama-3.1-70b-tp4-a100-80g': {
+    modelName: 'meta-llama/Llama-3.1-70B-Instruct',
+    hardware: '4x A100-80GB (TP4)',
+    roofline: {
+      ...LLAMA_70B,
+      ...A100,
+      ...COMMON_TIMING,
+      tensorParallel: 4,
+      stepOverheadMs: 1.0,
+      allReduceMs: 0.02,
+    },
+    limits: { ...COMMON_LIMITS, ...A100_LIMITS, numGpuBlocks: 28_750 },
+    apiOverheadMs: 3,
+  },
+} as const satisfies Record<string, DeploymentProfile>;
+
+/** Id of a built-in deployment profile. */
+export type DeploymentProfileId = keyof typeof DEPLOYMENT_PROFILES;

@@ -1,0 +1,241 @@
+import { describe, expect, it } from 'vitest';
+import { ids, runToIdle, unitStepEngine } from './test-helpers.js';
+
+describe('continuous batching (V1 scheduler)', () => {
+  it('never runs more than max_num_seqs requests; the rest wait in arrival order', () => {
+    const e = unitStepEngine({ maxNumSeqs: 2 });
+    for (const id of ['a', 'b', 'c', 'd']) e.submit({ id, promptTokens: 4, outputTokens: 3 }, 0);
+    const first = e.step(0);
+    expect(first.batch?.numSeqs).toBe(2);
+    expect(e.inspect().running.map((s) => s.id)).toEqual(['a', 'b']);
+    expect(e.inspect().waiting.map((s) => s.id)).toEqual(['c', 'd']);
+    const steps = runToIdle(e);
+    expect(Math.max(...steps.map((s) => s.batch?.numSeqs ?? 0))).toBe(2);
+    // a, b: prefill at 0, tokens at 1, 2, 3 -> finish at 3; c, d admitted at 3, finish at 6.
+    expect(steps.flatMap((s) => s.finished.map((f) => `${f.request.id}@${s.atMs}`))).toEqual([
+      'a@3',
+      'b@3',
+      'c@6',
+      'd@6',
+    ]);
+  });
+
+  it('spends at most max_num_batched_tokens per step: running first, then a partial chunk for the next', () => {
+    const e = unitStepEngine({ maxNumBatchedTokens: 10 });
+    for (const id of ['a', 'b', 'c']) e.submit({ id, promptTokens: 6, outputTokens: 5 }, 0);
+    const s0 = e.step(0);
+    expect(s0.batch).toMatchObject({ numSeqs: 2, numTokens: 10, numPrefillTokens: 10 });
+    expect(e.inspect().waiting.map((s) => s.id)).toEqual(['c']);
+    const s1 = e.step(1);
+    // a got its first token and decodes (1); b finishes its prompt (2); c gets 6 of the 7 left.
+    expect(ids(s1.firstTokens)).toBe('a');
+    expect(s1.batch).toMatchObject({ numSeqs: 3, numTokens: 9, numPrefillTokens: 8 });
+    for (const s of runToIdle(e)) expect(s.batch?.numTokens ?? 0).toBeLessThanOrEqual(10);
+  });
+
+  it('splits a long prompt into chunks over several steps and emits the first token after the last chunk', () => {
+    const e = unitStepEngine({ maxNumBatchedTokens: 10 });
+    e.submit({ id: 'long', promptTokens: 25, outputTokens: 2 }, 0);
+    const steps = runToIdle(e);
+    expect(steps.map((s) => s.batch?.numTokens ?? 0)).toEqual([10, 10, 5, 1, 0]);
+    expect(steps.map((s) => ids(s.firstTokens))).toEqual(['', '', '', 'long', '']);
+    expect(steps[4]?.finished.map((f) => f.request.id)).toEqual(['long']);
+    expect(e.metrics().timeToFirstTokenSeconds.sum).toBeCloseTo(0.003, 12);
+  });
+
+  it('decodes of running requests go before a new prefill, which gets only the leftover budget', () => {
+    const e = unitStepEngine({ maxNumBatchedTokens: 8 });
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 10 }, 0);
+    e.submit({ id: 'b', promptTokens: 4, outputTokens: 10 }, 0);
+    e.step(0);
+    e.submit({ id: 'long', promptTokens: 20, outputTokens: 1 }, 0.5);
+    const s1 = e.step(1);
+    expect(s1.batch).toMatchObject({ numSeqs: 3, numTokens: 8, numPrefillTokens: 6 });
+    expect(e.inspect().running.find((s) => s.id === 'long')?.numBlocks).toBe(2);
+  });
+
+  it('long_prefill_token_threshold caps one request per step', () => {
+    const e = unitStepEngine({ maxNumBatchedTokens: 64, longPrefillTokenThreshold: 8 });
+    e.submit({ id: 'a', promptTokens: 20, outputTokens: 1 }, 0);
+    expect(runToIdle(e).map((s) => s.batch?.numTokens ?? 0)).toEqual([8, 8, 4, 0]);
+  });
+
+  it('gauges reflect the last step: running, waiting and KV usage', () => {
+    const e = unitStepEngine({ maxNumSeqs: 1, numGpuBlocks: 10 });
+    e.submit({ id: 'a', promptTokens: 8, outputTokens: 2 }, 0);
+    e.submit({ id: 'b', promptTokens: 8, outputTokens: 2 }, 0);
+    const before = e.metrics();
+    expect([before.numRequestsRunning, before.numRequestsWaiting, before.kvCacheUsage]).toEqual([0, 0, 0]);
+    e.step(0);
+    const after = e.metrics();
+    expect([after.numRequestsRunning, after.numRequestsWaiting, after.kvCacheUsage]).toEqual([1, 1, 0.2]);
+  });
+});
+
+describe('KV blocks and recompute preemption', () => {
+  // 4 blocks of 4 tokens; three requests of prompt 4 + output 10; two may run at once.
+  function pressured() {
+    const e = unitStepEngine({ maxNumSeqs: 2, blockSize: 4, numGpuBlocks: 4, maxModelLen: 16 });
+    for (const id of ['A', 'B', 'C']) e.submit({ id, promptTokens: 4, outputTokens: 10 }, 0);
+    return e;
+  }
+
+  it('allocates 16-token-style blocks as sequences grow', () => {
+    const e = pressured();
+    e.step(0);
+    expect(e.inspect().usedBlocks).toBe(2);
+    e.step(1);
+    // Each now computes token 5, which needs a second block.
+    expect(e.inspect().running.map((s) => s.numBlocks)).toEqual([2, 2]);
+  });
+
+  it('preempts the newest running request when blocks run out; it goes to the front of WAITING with nothing computed', () => {
+    const e = pressured();
+    for (let t = 0; t < 5; t++) expect(e.step(t).preempted).toEqual([]);
+    const s5 = e.step(5);
+    expect(ids(s5.preempted)).toBe('B');
+    expect(ids(s5.tokens)).toBe('A,B');
+    const { running, waiting, usedBlocks } = e.inspect();
+    expect(running.map((s) => s.id)).toEqual(['A']);
+    expect(waiting).toEqual([
+      { id: 'B', numComputedTokens: 0, generatedTokens: 5, numBlocks: 0, preemptions: 1 },
+      { id: 'C', numComputedTokens: 0, generatedTokens: 0, numBlocks: 0, preemptions: 0 },
+    ]);
+    expect(usedBlocks).toBe(3);
+    expect(e.metrics().numPreemptions).toBe(1);
+  });
+
+  it('the preempted request resumes first, recomputes prompt + output, and keeps its emitted tokens', () => {
+    const e = pressured();
+    const steps = runToIdle(e);
+    const at = (id: string) => steps.filter((s) => s.tokens.some((r) => r.id === id)).map((s) => s.atMs);
+    expect(at('A')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // B: 5 tokens, preempted at 5, re-admitted at 10 ahead of C recomputing 9 tokens, then 5 more.
+    expect(at('B')).toEqual([1, 2, 3, 4, 5, 11, 12, 13, 14, 15]);
+    expect(steps.find((s) => s.atMs === 10)?.batch).toMatchObject({ numSeqs: 2, numTokens: 13 });
+    const m = e.metrics();
+    expect(m.generationTokens).toBe(30);
+    expect(m.requestSuccess).toEqual({ stop: 3, length: 0, abort: 0 });
+    // B's gap 5 -> 11 is one inter-token latency of 6 ms.
+    expect(m.interTokenLatencySeconds.sum).toBeCloseTo(0.036, 12);
+    expect(e.inspect().usedBlocks).toBe(0);
+  });
+
+  it('rejects a request that could never fit: too long for max_model_len or the whole KV cache', () => {
+    const e = unitStepEngine({ blockSize: 4, numGpuBlocks: 4, maxModelLen: 100 });
+    expect(e.submit({ id: 'x', promptTokens: 90, outputTokens: 11 }, 0)).toEqual({
+      accepted: false,
+      reason: 'too_long',
+    });
+    expect(e.submit({ id: 'y', promptTokens: 16, outputTokens: 1 }, 0)).toEqual({
+      accepted: false,
+      reason: 'too_long',
+    });
+    expect(e.submit({ id: 'z', promptTokens: 15, outputTokens: 1 }, 0)).toEqual({ accepted: true });
+    expect(e.submit({ id: 'z', promptTokens: 1, outputTokens: 1 }, 0)).toEqual({
+      accepted: false,
+      reason: 'duplicate_id',
+    });
+    expect(e.submit({ id: 'w', promptTokens: 0, outputTokens: 1 }, 0)).toEqual({
+      accepted: false,
+      reason: 'invalid',
+    });
+  });
+});
+
+describe('abort (client cancel)', () => {
+  it('frees the blocks of a running request and counts the tokens made for nobody', () => {
+    const e = unitStepEngine({ blockSize: 4 });
+    e.submit({ id: 'a', promptTokens: 8, outputTokens: 100 }, 0);
+    e.submit({ id: 'b', promptTokens: 4, outputTokens: 100 }, 0);
+    for (let t = 0; t <= 3; t++) e.step(t);
+    // a has 8 prompt + 3 emitted tokens (10 computed, 3 blocks); b has 4 + 3 (6 computed, 2 blocks).
+    expect(e.inspect().usedBlocks).toBe(5);
+    expect(e.abort('a', 3.5)?.id).toBe('a');
+    expect(e.inspect().usedBlocks).toBe(2);
+    expect(e.inspect().running.map((s) => s.id)).toEqual(['b']);
+    const m = e.metrics();
+    expect(m.requestSuccess.abort).toBe(1);
+    expect(m.abortedGeneratedTokens).toBe(3);
+    // 8 prompt tokens, then decodes of tokens 1 and 2 (token 3's decode was in flight).
+    expect(m.abortedComputedTokens).toBe(10);
+  });
+
+  it('the aborted request gets no token from the batch that was in flight', () => {
+    const e = unitStepEngine();
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 5 }, 0);
+    e.submit({ id: 'b', promptTokens: 4, outputTokens: 5 }, 0);
+    e.step(0);
+    e.abort('a', 0.5);
+    const s1 = e.step(1);
+    expect(ids(s1.tokens)).toBe('b');
+    expect(e.metrics().generationTokens).toBe(1);
+  });
+
+  it('removes a waiting request and ignores unknown ids', () => {
+    const e = unitStepEngine({ maxNumSeqs: 1 });
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 2 }, 0);
+    e.submit({ id: 'b', promptTokens: 4, outputTokens: 2 }, 0);
+    e.step(0);
+    expect(e.abort('b', 0.1)?.id).toBe('b');
+    expect(e.abort('nope', 0.1)).toBeUndefined();
+    expect(e.numWaiting).toBe(0);
+    expect(ids(runToIdle(e).flatMap((s) => s.finished.map((f) => f.request)))).toBe('a');
+  });
+
+  it('an engine with nothing left has no next step', () => {
+    const e = unitStepEngine();
+    expect(e.nextStepAt()).toBeNull();
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 2 }, 7);
+    expect(e.nextStepAt()).toBe(7);
+    e.abort('a', 7);
+    expect(e.nextStepAt()).toBeNull();
+  });
+});
+
+describe('P/D roles and restart', () => {
+  it('a prefill-role engine finishes each request at its first token with reason length', () => {
+    const e = unitStepEngine({ maxNumBatchedTokens: 16 }, { role: 'prefill' });
+    e.submit({ id: 'p', promptTokens: 40, outputTokens: 200 }, 0);
+    const steps = runToIdle(e);
+    expect(steps.map((s) => s.batch?.numTokens ?? 0)).toEqual([16, 16, 8, 0]);
+    expect(steps[3]?.finished).toEqual([
+      { request: expect.objectContaining({ id: 'p' }), reason: 'length', emittedTokens: 1 },
+    ]);
+    expect(e.inspect().usedBlocks).toBe(0);
+  });
+
+  it('a decode-role engine starts with the prompt KV present and makes the remaining tokens', () => {
+    const e = unitStepEngine({ blockSize: 16 }, { role: 'decode' });
+    e.submit({ id: 'd', promptTokens: 100, outputTokens: 3 }, 0);
+    const s0 = e.step(0);
+    expect(s0.batch).toMatchObject({ numSeqs: 1, numTokens: 1, numPrefillTokens: 0 });
+    expect(e.inspect().running[0]?.numBlocks).toBe(7);
+    const steps = runToIdle(e);
+    expect(steps.map((s) => ids(s.tokens))).toEqual(['d', 'd']);
+    expect(steps[1]?.finished[0]?.emittedTokens).toBe(2);
+    expect(e.submit({ id: 'one', promptTokens: 10, outputTokens: 1 }, 5)).toEqual({
+      accepted: false,
+      reason: 'invalid',
+    });
+  });
+
+  it('restart loses every request, frees the KV cache and resets the counters', () => {
+    const e = unitStepEngine();
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 10 }, 0);
+    e.submit({ id: 'b', promptTokens: 4, outputTokens: 10 }, 0);
+    e.step(0);
+    e.step(1);
+    expect(ids(e.restart(1.5))).toBe('a,b');
+    expect(e.nextStepAt()).toBeNull();
+    expect(e.inspect().usedBlocks).toBe(0);
+    expect(e.metrics().generationTokens).toBe(0);
+  });
+
+  it('step() before the batch in flight ends is a host error', () => {
+    const e = unitStepEngine();
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 10 }, 0);
+    e.step(0);
+    expect(() => e.step(0.5)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The engine port: what a host (the simulator, or an HTTP server on the real clock) sees of a
+ * simulated engine. Time is always passed in, in milliseconds; the engine never reads a clock.
+ *
+ * Host protocol: after every `submit`, `abort` and `step`, read `nextStepAt()`; when it is not
+ * null, call `step(t)` at that time t (the host owns the only timer). One host event per
+ * engine step, never one per token.
+ */
+import type { EngineMetricsSnapshot } from './metrics.js';
+
+/** Which part of the work this engine does. */
+export type EngineRole =
+  /** Prefill and decode (a normal vLLM server). */
+  | 'unified'
+  /** P/D prefill pool: computes the prompt and finishes each request at its first token. */
+  | 'prefill'
+  /** P/D decode pool: requests arrive with the prompt's KV and first token already made. */
+  | 'decode';
+
+/** vLLM's finish reasons (`finished_reason` label of `vllm:request_success_total`). */
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/** A request as the engine sees it. Hosts may extend it; the same object comes back out. */
+export interface EngineRequest {
+  /** Unique among the requests the engine currently holds. */
+  readonly id: string;
+  /** Prompt length, tokens, ≥ 1. */
+  readonly promptTokens: number;
+  /**
+   * Output tokens the request generates in total before it completes, ≥ 1. On a decode-role
+   * engine the first of them was made by the prefill engine, so it must be ≥ 2.
+   */
+  readonly outputTokens: number;
+  /** Reason reported when the output completes. @default 'stop' */
+  readonly finishReason?: 'stop' | 'length';
+  /** Frontend arrival time, ms: start of the TTFT, queue and e2e intervals. @default submit time */
+  readonly arrivalMs?: number;
+}
+
+/** Why `submit` refused a request. */
+export type SubmitRejection =
+  /** prompt + output exceeds `max_model_len` or the whole KV cache (vLLM answers HTTP 400). */
+  | 'too_long'
+  /** Another request with this id is in the engine. */
+  | 'duplicate_id'
+  /** Token counts are not positive integers, or a decode-role request has nothing to decode. */
+  | 'invalid';
+
+/** Result of `submit`: a rejection is a value, not a thrown error. */
+export type SubmitResult =
+  | { readonly accepted: true }
+  | { readonly accepted: false; readonly reason: SubmitRejection };
+
+/** A request that completed in a step. */
+export interface FinishedRequest<R extends EngineRequest> {
+  readonly request: R;
+  readonly reason: 'stop' | 'length';
+  /** Output tokens emitted by this engine for the request. */
+  readonly emittedTokens: number;
+}
+
+/** The batch an engine started. */
+export interface BatchInfo {
+  /** Start, ms (= the step call's time). */
+  readonly startMs: number;
+  /** Duration, ms, rounded to whole microseconds. */
+  readonly durationMs: number;
+  /** Scheduled sequences. */
+  readonly numSeqs: number;
+  /** New tokens computed (prefill chunk tokens + one per decode). */
+  readonly numTokens: number;
+  /** Of those, prefill-chunk tokens. */
+  readonly numPrefillTokens: number;
+}
+
+/** What one `step(nowMs)` call did. */
+export interface StepOutcome<R extends EngineRequest> {
+  /** The step call's time, ms: when the finished batch's tokens are emitted. */
+  readonly atMs: number;
+  /** Requests that got one output token at `atMs` (at most one each per step). */
+  readonly tokens: readonly R[];
+  /** Those of `tokens` that got their first token on this engine. */
+  readonly firstTokens: readonly R[];
+  /** Requests that completed at `atMs`; their KV blocks are already free. */
+  readonly finished: readonly FinishedRequest<R>[];
+  /** Requests preempted while forming the next batch (they go back to the front of WAITING). */
+  readonly preempted: readonly R[];
+  /** The batch started at `atMs`, or null if nothing could be scheduled. */
+  readonly batch: BatchInfo | null;
+}
+
+/** A simulated inference engine, driven by a host that owns the clock. */
+export interface Engine<R extends EngineRequest = EngineRequest> {
+  /** Queues a request (WAITING) at `nowMs`. */
+  submit(request: R, nowMs: number): SubmitResult;
+  /**
+   * Client cancel at `nowMs`: drops the request wherever it is and frees its KV blocks.
+   * @returns the request, or undefined if the engine does not hold it
+   */
+  abort(id: string, nowMs: number): R | undefined;
+  /** When the host must next call `step`, ms; null when there is nothing to do. */
+  nextStepAt(): number | null;
+  /** Completes the batch in flight (if any) at `nowMs`, then starts the next one. */
+  step(nowMs: number): StepOutcome<R>;
+  /**
+   * Process restart at `nowMs`: every held request is lost, metrics restart from zero and the
+   * cold-start window (if any) begins.
+   * @returns the requests that were lost
+   */
+  restart(nowMs: number): R[];
+  /** Requests in RUNNING now. */
+  readonly numRunning: number;
+  /** Requests in WAITING now (preempted ones included). */
+  readonly numWaiting: number;
+  /** Metrics as vLLM would expose them (gauges as of the last step). */
+  metrics(): EngineMetricsSnapshot;
+}
