@@ -101,6 +101,8 @@ export const QUEUE_WAIT_BUCKETS_MS = [10, 50, 100, 250, 500, 1000, 2500, 5000] a
 export type ObserveCounts = Record<Exclude<Ceiling, 'none' | 'queue'>, { shed: number; queue: number }>;
 
 const EMPTY_KEY = '';
+/** Waiters looked at from the head before the search falls back to each waiting tenant's oldest. */
+const HEAD_SCAN = 16;
 
 export interface PoolOptions {
   clock: Clock;
@@ -401,6 +403,13 @@ export class Pool implements PermitOwner {
       return null;
     }
     const bound = this.tenantExecBound;
+    // The queue is in arrival order: the first eligible waiter near the head is the oldest one.
+    let scanned = 0;
+    let w: Waiter | null = q.head;
+    for (; w !== null && scanned < HEAD_SCAN; w = w.next, scanned++) {
+      if (w.slot.exec < bound && (w.pd || epRoom)) return w;
+    }
+    if (w === null) return null;
     let best: Waiter | null = null;
     for (const slot of this.tenants.waitingSlots()) {
       if (slot.exec >= bound) continue;
