@@ -1,0 +1,172 @@
+/**
+ * The simulator's run outputs: one record per request attempt, one row per
+ * simulated second, and the summary. The load driver writes the same shapes,
+ * so every report works on a simulated or a real run.
+ */
+
+/** How a request attempt ended. */
+export type Outcome =
+  /** The response completed. */
+  | 'completed'
+  /** Refused by the gate (429/503) before reaching an engine. */
+  | 'shed'
+  /** Waited the whole queue window (504). */
+  | 'timed_out'
+  /** The client left (deadline) while queued or executing. */
+  | 'cancelled'
+  /** Ended while waiting by a drain or a rule re-create (503 admission_drained). */
+  | 'drained'
+  /** The engine refused it (prompt too long) or it was lost with a restarted engine. */
+  | 'failed'
+  /** Not finished when the run ended. */
+  | 'in_system';
+
+/** One request attempt. Times in ms of virtual time. */
+export interface RequestRecord {
+  id: string;
+  logical_id: string;
+  attempt: number;
+  tenant: string;
+  /** When this attempt was sent. */
+  sent_ms: number;
+  protocol: 'http1' | 'h2';
+  stream: boolean;
+  pd: boolean;
+  inference: boolean;
+  prompt_tokens: number;
+  output_tokens: number;
+  /** The gate's first decision: admit, queued, refuse, bypass. */
+  decision: 'admit' | 'queued' | 'refuse' | 'bypass';
+  outcome: Outcome;
+  /** HTTP status the client saw (0 when it left before any answer). */
+  status: number;
+  /** `error` of a refusal body, else ''. */
+  error: string;
+  endpoint: string;
+  /** Time waiting in the gate's queue (ms); '' when it never waited. */
+  queue_wait_ms: number | '';
+  /** Sent → first token (ms); '' without one. */
+  ttft_ms: number | '';
+  /** Sent → end (ms). */
+  e2e_ms: number | '';
+  /** Completed, TTFT within its SLO and finished before its deadline. */
+  good: boolean;
+  /** Output tokens the client received. */
+  generated_tokens: number;
+  /** Tokens generated after the client had left. */
+  wasted_tokens: number;
+}
+
+export const REQUEST_COLUMNS: readonly (keyof RequestRecord)[] = [
+  'id',
+  'logical_id',
+  'attempt',
+  'tenant',
+  'sent_ms',
+  'protocol',
+  'stream',
+  'pd',
+  'inference',
+  'prompt_tokens',
+  'output_tokens',
+  'decision',
+  'outcome',
+  'status',
+  'error',
+  'endpoint',
+  'queue_wait_ms',
+  'ttft_ms',
+  'e2e_ms',
+  'good',
+  'generated_tokens',
+  'wasted_tokens',
+];
+
+/** Percentiles of a distribution, ms. */
+export interface Percentiles {
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** Per-tenant figures. */
+export interface TenantSummary {
+  tenant: string;
+  offered: number;
+  completed: number;
+  good: number;
+  goodput_rps: number;
+  /** This tenant's good completions over its offered requests. */
+  good_share: number;
+}
+
+/** The run summary (`summary.json`). Rates are over the measured window (after warm-up). */
+export interface RunSummary {
+  scenario: string;
+  seed: number;
+  dialect: 'loxilb' | 'smg';
+  duration_s: number;
+  warmup_s: number;
+  /** Seconds over which rates are computed. */
+  measured_s: number;
+  /** Logical requests first sent inside the measured window. */
+  offered: number;
+  /** Attempts sent inside the measured window (retries included). */
+  attempts: number;
+  completed: number;
+  good: number;
+  goodput_rps: number;
+  throughput_rps: number;
+  /** good / offered. */
+  goodput_share: number;
+  /** Refused attempts / attempts. */
+  shed_rate: number;
+  /** Gate decisions by reason over the whole run (the decisions counter). */
+  decisions: Record<string, number>;
+  /** Refusals the clients saw, by `status error`. */
+  sheds: Record<string, number>;
+  outcomes: Record<string, number>;
+  ttft_ms: Percentiles;
+  e2e_ms: Percentiles;
+  queue_wait_ms: Percentiles;
+  max_inflight: number;
+  max_queued: number;
+  /** The configured ceilings beside the maxima. */
+  ceilings: { max_outstanding: number; queue_depth: number; queue_wait_ms: number };
+  anomalies: Record<string, number>;
+  tenants: TenantSummary[];
+  /** Jain's fairness index over the tenants' good shares (1 = equal). */
+  jain_fairness: number;
+  wasted_tokens: number;
+  /** Attempts per logical request. */
+  retry_amplification: number;
+  /** Conservation: attempts = completed + shed + timed_out + cancelled + drained + failed + in_system. */
+  conservation_ok: boolean;
+  events: number;
+}
+
+/** One row per simulated second (`timeseries.csv`). */
+export interface SecondRow {
+  t_s: number;
+  inflight: number;
+  queued: number;
+  /** The service ceiling in force (adaptive one while adapting; 0 = none). */
+  limit: number;
+  configured_limit: number;
+  queue_depth: number;
+  adapt_state: string;
+  arrivals: number;
+  completed: number;
+  good: number;
+  ttft_p50_ms: number | '';
+  ttft_p95_ms: number | '';
+  e2e_p50_ms: number | '';
+  e2e_p95_ms: number | '';
+  /** Decisions in this second, by reason. */
+  decisions: Record<string, number>;
+  /** Per endpoint: running, waiting, KV usage (0..1). */
+  endpoints: { id: string; running: number; waiting: number; kv_usage: number }[];
+}
