@@ -3,6 +3,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { runCommand } from './run.js';
+import { validateCommand } from './validate.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -15,6 +17,8 @@ export function buildProgram(): Command {
     .description(pkg.description)
     .version(pkg.version, '-V, --version', 'print the version and exit')
     .showHelpAfterError();
+  program.addCommand(runCommand());
+  program.addCommand(validateCommand());
   return program;
 }
 

@@ -1,0 +1,54 @@
+/**
+ * The run summary as text for a terminal: the figures a person reads first.
+ */
+import type { Percentiles, RunSummary } from '../sim/run/records.js';
+
+const ms = (p: Percentiles): string =>
+  p.count === 0
+    ? '-'
+    : `p50 ${p.p50.toFixed(0)}  p95 ${p.p95.toFixed(0)}  p99 ${p.p99.toFixed(0)}  max ${p.max.toFixed(0)}`;
+
+/** Renders the summary as aligned lines. */
+export function summaryText(s: RunSummary): string {
+  const rows: [string, string][] = [
+    [
+      'scenario',
+      `${s.scenario} (seed ${s.seed}, ${s.dialect} gate, ${s.duration_s} s, first ${s.warmup_s} s not counted)`,
+    ],
+    ['offered', `${s.offered} requests (${s.attempts} attempts, amplification ${s.retry_amplification})`],
+    ['goodput', `${s.goodput_rps} req/s good (${(s.goodput_share * 100).toFixed(1)} % of offered)`],
+    ['throughput', `${s.throughput_rps} req/s completed`],
+    ['shed rate', `${(s.shed_rate * 100).toFixed(1)} % of attempts`],
+    ['TTFT ms', ms(s.ttft_ms)],
+    ['e2e ms', ms(s.e2e_ms)],
+    ['queue wait ms', ms(s.queue_wait_ms)],
+    [
+      'max in flight',
+      `${s.max_inflight} (ceiling ${s.ceilings.max_outstanding || 'none'}); max queued ${s.max_queued} (depth ${s.ceilings.queue_depth})`,
+    ],
+    [
+      'outcomes',
+      Object.entries(s.outcomes)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', '),
+    ],
+    [
+      'refusals',
+      Object.entries(s.sheds)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none',
+    ],
+    ['wasted tokens', String(s.wasted_tokens)],
+    ['fairness', `Jain ${s.jain_fairness} over ${s.tenants.length} tenant(s)`],
+    [
+      'anomalies',
+      Object.entries(s.anomalies)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', '),
+    ],
+    ['conservation', s.conservation_ok ? 'ok' : 'BROKEN'],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return `${rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
+}

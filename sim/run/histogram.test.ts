@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { LatencyHistogram } from './histogram.js';
+
+describe('latency histogram', () => {
+  it('gives percentiles within 0.5% of the exact ones', () => {
+    const h = new LatencyHistogram();
+    const values = Array.from({ length: 10_000 }, (_, i) => 1 + i * 0.37);
+    for (const v of values) h.add(v);
+    for (const q of [0.5, 0.95, 0.99]) {
+      const exact = values[Math.ceil(q * values.length) - 1]!;
+      expect(Math.abs(h.quantile(q) - exact) / exact).toBeLessThan(0.005);
+    }
+    expect(h.quantile(1)).toBe(values.at(-1));
+    expect(h.count).toBe(10_000);
+  });
+
+  it('keeps sub-millisecond values to 0.01 ms and reports NaN when empty', () => {
+    const h = new LatencyHistogram();
+    expect(Number.isNaN(h.quantile(0.5))).toBe(true);
+    h.add(0.123);
+    expect(h.quantile(0.5)).toBeCloseTo(0.123, 2);
+  });
+});

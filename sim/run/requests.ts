@@ -1,0 +1,407 @@
+/**
+ * The life of a request attempt in a run: the gate's decision, the wait, the
+ * engine (or a prefill engine then a decode engine), the client's deadline,
+ * the end, and the retry the client's policy asks for. This is the gate's
+ * host: it receives waiters' turns and endings.
+ */
+import type { Refusal } from '../../gate/decisions.js';
+import type { Leg, Permit } from '../../gate/permit.js';
+import type { GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
+import type { RequestDescriptor } from '../clients/request-factory.js';
+import type { RetryPolicy } from '../clients/retry.js';
+import type { RandomFn } from '../clients/rng.js';
+import { KEYLESS_LABEL } from '../clients/tenants.js';
+import type { StepOutcome } from '../engine/types.js';
+import type { EventHandle, Simulator } from '../kernel/simulator.js';
+import type { Admission } from './admission.js';
+import type { EngineNode, SimEngineRequest } from './engines.js';
+import { round3 } from './histogram.js';
+import type { Outcome, RequestRecord } from './records.js';
+
+type Phase = 'new' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
+
+/** One attempt in flight. */
+export class Attempt {
+  phase: Phase = 'new';
+  ticket: Ticket | null = null;
+  permit: Permit | null = null;
+  node: EngineNode | null = null;
+  prefillLeg: Leg | null = null;
+  decodeLeg: Leg | null = null;
+  decodeNode: EngineNode | null = null;
+  queuedAtMs = -1;
+  admittedAtMs = -1;
+  firstTokenAtMs = -1;
+  generated = 0;
+  deadline: EventHandle | null = null;
+  decision: RequestRecord['decision'] = 'admit';
+  constructor(readonly d: RequestDescriptor) {}
+}
+
+export interface LifecycleOptions {
+  sim: Simulator;
+  admission: Admission;
+  nodes: readonly EngineNode[];
+  retry: RetryPolicy;
+  retryRng: RandomFn;
+  /** Makes the next attempt of a request. */
+  nextAttempt: (prev: RequestDescriptor, atMs: number) => RequestDescriptor;
+  /** Receives every ended attempt's record. */
+  record: (r: RequestRecord) => void;
+  /** A logical request ended for good (no retry follows): closed-loop users think, then send again. */
+  logicalEnd: (d: RequestDescriptor, nowMs: number) => void;
+  /** No retry is sent at or after this time, ms. */
+  endMs: number;
+  /** Consecutive failures on an endpoint, for the circuit breaker. */
+  onEndpointResult: (node: EngineNode, ok: boolean) => void;
+  /** Called after every admission decision and hand-off, to follow the gauges' maxima. */
+  onGaugeChange: () => void;
+}
+
+export class Lifecycle implements GateHost {
+  readonly #o: LifecycleOptions;
+  readonly #live = new Set<Attempt>();
+  #rr = 0;
+
+  constructor(o: LifecycleOptions) {
+    this.#o = o;
+  }
+
+  /** Attempts not yet ended. */
+  get live(): ReadonlySet<Attempt> {
+    return this.#live;
+  }
+
+  /** A new attempt arrives at the gateway now. */
+  send(d: RequestDescriptor): void {
+    const a = new Attempt(d);
+    this.#live.add(a);
+    const { sim, admission } = this.#o;
+    if (d.deadlineMs !== undefined) {
+      const at = Math.max(d.deadlineMs, sim.now());
+      a.deadline = sim.schedule(at, () => this.#clientLeaves(a));
+    }
+    const decision = admission.admit(
+      {
+        inference: d.inference,
+        protocol: d.protocol,
+        bodyBuffered: true,
+        ...(d.tenant === undefined ? {} : { tenant: d.tenant }),
+        pd: d.pd,
+      },
+      a,
+    );
+    switch (decision.kind) {
+      case 'admit':
+        a.decision = 'admit';
+        this.#dispatch(a, decision.permit);
+        break;
+      case 'queued':
+        a.decision = 'queued';
+        a.phase = 'queued';
+        a.ticket = decision.ticket;
+        a.queuedAtMs = sim.now();
+        break;
+      case 'refuse':
+        a.decision = 'refuse';
+        this.#refused(a, decision.refusal);
+        break;
+      case 'bypass':
+        a.decision = 'bypass';
+        if (!d.inference) this.#end(a, 'completed', 200, '');
+        else this.#dispatch(a, null, decision.endpoint);
+        break;
+    }
+    this.#o.onGaugeChange();
+  }
+
+  // ---- GateHost ----------------------------------------------------------
+
+  granted(ticket: Ticket, permit: Permit): GrantOutcome {
+    const a = ticket.context as Attempt;
+    if (a.phase !== 'queued') return 'gone';
+    a.ticket = null;
+    this.#dispatch(a, permit);
+    this.#o.onGaugeChange();
+    return 'taken';
+  }
+
+  ended(ticket: Ticket, refusal: Refusal): void {
+    const a = ticket.context as Attempt;
+    if (a.phase !== 'queued') return;
+    a.ticket = null;
+    this.#refused(a, refusal);
+  }
+
+  // ---- the path to an engine ----------------------------------------------
+
+  #pickNode(endpointId: string | null): EngineNode | null {
+    const nodes = this.#o.nodes;
+    if (endpointId !== null) return nodes.find((n) => n.endpoint.id === endpointId) ?? null;
+    const normal = nodes.filter((n) => n.endpoint.role === 'normal');
+    if (normal.length === 0) return null;
+    for (let i = 0; i < normal.length; i++) {
+      const n = normal[(this.#rr + i) % normal.length]!;
+      if (n.up) {
+        this.#rr = (this.#rr + i + 1) % normal.length;
+        return n;
+      }
+    }
+    return normal[this.#rr++ % normal.length]!;
+  }
+
+  #dispatch(a: Attempt, permit: Permit | null, bypassEndpoint: string | null = null): void {
+    const { sim } = this.#o;
+    a.permit = permit;
+    a.admittedAtMs = sim.now();
+    a.phase = 'dispatching';
+    if (a.d.pd) {
+      if (permit !== null) {
+        const pre = permit.openLeg('prefill');
+        if ('status' in pre) {
+          this.#legRefused(a, pre);
+          return;
+        }
+        a.prefillLeg = pre;
+        const dec = permit.openLeg('decode');
+        if ('status' in dec) {
+          this.#legRefused(a, dec);
+          return;
+        }
+        a.decodeLeg = dec;
+        a.node = this.#pickNode(pre.endpointId);
+        a.decodeNode = this.#pickNode(dec.endpointId);
+      } else {
+        a.node = this.#o.nodes.find((n) => n.endpoint.role === 'prefill' && n.up) ?? null;
+        a.decodeNode = this.#o.nodes.find((n) => n.endpoint.role === 'decode' && n.up) ?? null;
+      }
+    } else {
+      a.node = this.#pickNode(permit?.endpointId ?? bypassEndpoint);
+    }
+    const node = a.node;
+    if (node === null) {
+      this.#end(a, 'failed', 502, 'no_endpoint');
+      return;
+    }
+    sim.after(node.apiOverheadMs, () => this.#submit(a, node, a.d.pd ? 'prefill' : 'decode'));
+  }
+
+  #legRefused(a: Attempt, r: Refusal): void {
+    this.#releaseUnits(a);
+    this.#refused(a, r);
+  }
+
+  #submit(a: Attempt, node: EngineNode, phase: 'prefill' | 'decode'): void {
+    if (a.phase === 'done') return;
+    if (!node.up) {
+      this.#o.onEndpointResult(node, false);
+      this.#end(a, 'failed', 502, 'engine_down');
+      return;
+    }
+    const d = a.d;
+    const decodeOnly = phase === 'decode' && d.pd;
+    const req: SimEngineRequest = {
+      id: String(d.id),
+      promptTokens: d.promptTokens,
+      outputTokens: phase === 'prefill' ? 1 : d.outputTokens,
+      arrivalMs: this.#o.sim.now(),
+      ctx: a,
+    };
+    const res = node.host.submit(req);
+    if (!res.accepted) {
+      if (decodeOnly && res.reason === 'invalid') {
+        this.#complete(a);
+        return;
+      }
+      this.#end(a, 'failed', 400, `engine_${res.reason}`);
+      return;
+    }
+    a.phase = phase === 'prefill' ? 'prefill' : 'decode';
+    if (!d.pd) a.phase = 'decode';
+  }
+
+  /** Engine step outcomes for the requests of `node`. */
+  onStep(node: EngineNode, out: StepOutcome<SimEngineRequest>): void {
+    for (const r of out.tokens) {
+      const a = r.ctx as Attempt;
+      if (a.phase !== 'done') a.generated++;
+    }
+    for (const r of out.firstTokens) {
+      const a = r.ctx as Attempt;
+      if (a.phase === 'done' || a.firstTokenAtMs >= 0) continue;
+      a.firstTokenAtMs = out.atMs;
+      if (a.d.stream) a.permit?.firstDataEvent();
+    }
+    for (const f of out.finished) {
+      const a = f.request.ctx as Attempt;
+      if (a.phase === 'done') continue;
+      this.#o.onEndpointResult(node, true);
+      if (a.phase === 'prefill') {
+        a.prefillLeg?.close();
+        if (a.d.outputTokens < 2) {
+          this.#complete(a);
+          continue;
+        }
+        const dn = a.decodeNode;
+        if (dn === null) {
+          this.#end(a, 'failed', 502, 'no_endpoint');
+          continue;
+        }
+        a.node = dn;
+        a.phase = 'dispatching';
+        this.#submit(a, dn, 'decode');
+        continue;
+      }
+      this.#complete(a);
+    }
+  }
+
+  /** Requests lost with an engine that went down. */
+  lost(node: EngineNode, requests: readonly SimEngineRequest[]): void {
+    for (const r of requests) {
+      const a = r.ctx as Attempt;
+      if (a.phase === 'done') continue;
+      this.#o.onEndpointResult(node, false);
+      this.#end(a, 'failed', 502, 'engine_lost');
+    }
+  }
+
+  // ---- endings ---------------------------------------------------------------
+
+  #complete(a: Attempt): void {
+    this.#end(a, 'completed', 200, '');
+  }
+
+  #clientLeaves(a: Attempt): void {
+    a.deadline = null;
+    if (a.phase === 'done') return;
+    if (a.phase === 'queued' && a.ticket !== null) this.#o.admission.cancel(a.ticket);
+    if ((a.phase === 'prefill' || a.phase === 'decode') && a.node !== null) a.node.host.abort(String(a.d.id));
+    this.#end(a, 'cancelled', 0, '', true);
+  }
+
+  #refused(a: Attempt, r: Refusal): void {
+    const outcome: Outcome =
+      r.reason === 'queue_timeout' ? 'timed_out' : r.reason === 'drained' ? 'drained' : 'shed';
+    this.#end(a, outcome, r.status, r.error, false, r);
+  }
+
+  #releaseUnits(a: Attempt): void {
+    a.prefillLeg?.close();
+    a.decodeLeg?.close();
+    const p = a.permit;
+    a.permit = null;
+    p?.release();
+  }
+
+  #end(
+    a: Attempt,
+    outcome: Outcome,
+    status: number,
+    error: string,
+    clientLeft = false,
+    refusal?: Refusal,
+  ): void {
+    if (a.phase === 'done') return;
+    const { sim } = this.#o;
+    const now = sim.now();
+    const wasExecuting = a.phase === 'prefill' || a.phase === 'decode' || a.phase === 'dispatching';
+    a.phase = 'done';
+    this.#live.delete(a);
+    if (a.deadline !== null) {
+      sim.cancel(a.deadline);
+      a.deadline = null;
+    }
+    this.#releaseUnits(a);
+    const d = a.d;
+    const ttft = a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.sentAtMs : '';
+    const ttftFromFirst =
+      a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.firstSentAtMs : Number.POSITIVE_INFINITY;
+    const completed = outcome === 'completed';
+    const good =
+      completed &&
+      d.inference &&
+      (d.ttftSloMs === undefined || ttftFromFirst <= d.ttftSloMs) &&
+      (d.deadlineMs === undefined || now <= d.deadlineMs);
+    const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
+    this.#o.record({
+      id: String(d.id),
+      logical_id: String(d.logicalId),
+      attempt: d.attempt,
+      tenant: d.tenant ?? KEYLESS_LABEL,
+      sent_ms: round3(d.sentAtMs),
+      protocol: d.protocol,
+      stream: d.stream,
+      pd: d.pd,
+      inference: d.inference,
+      prompt_tokens: d.promptTokens,
+      output_tokens: d.outputTokens,
+      decision: a.decision,
+      outcome,
+      status,
+      error,
+      endpoint: a.node?.endpoint.id ?? '',
+      queue_wait_ms: a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '',
+      ttft_ms: ttft === '' ? '' : round3(ttft),
+      e2e_ms: completed ? round3(now - d.sentAtMs) : '',
+      good,
+      generated_tokens: completed ? a.generated : clientLeft ? 0 : a.generated,
+      wasted_tokens: clientLeft && wasExecuting ? a.generated : 0,
+    });
+    if (outcome !== 'completed' && outcome !== 'cancelled' && this.#retry(a, status, refusal)) return;
+    this.#o.logicalEnd(d, now);
+  }
+
+  /** Schedules the client's next attempt if its policy and deadline allow. @returns true when one follows */
+  #retry(a: Attempt, status: number, r: Refusal | undefined): boolean {
+    const { sim } = this.#o;
+    const delay = this.#o.retry(
+      {
+        attempt: a.d.attempt,
+        status,
+        ...(r === undefined ? {} : { retryAfterSec: r.retryAfterS, jitterHintMs: r.jitterHintMs }),
+      },
+      this.#o.retryRng,
+    );
+    if (delay === undefined) return false;
+    const at = sim.now() + delay;
+    if (at >= this.#o.endMs || (a.d.deadlineMs !== undefined && at >= a.d.deadlineMs)) return false;
+    sim.schedule(at, () => this.send(this.#o.nextAttempt(a.d, at)));
+    return true;
+  }
+
+  /** Records every attempt still in the system at the end of the run. */
+  finish(): void {
+    for (const a of [...this.#live]) {
+      const d = a.d;
+      this.#live.delete(a);
+      this.#o.record({
+        id: String(d.id),
+        logical_id: String(d.logicalId),
+        attempt: d.attempt,
+        tenant: d.tenant ?? KEYLESS_LABEL,
+        sent_ms: round3(d.sentAtMs),
+        protocol: d.protocol,
+        stream: d.stream,
+        pd: d.pd,
+        inference: d.inference,
+        prompt_tokens: d.promptTokens,
+        output_tokens: d.outputTokens,
+        decision: a.decision,
+        outcome: 'in_system',
+        status: 0,
+        error: '',
+        endpoint: a.node?.endpoint.id ?? '',
+        queue_wait_ms:
+          a.queuedAtMs >= 0
+            ? round3((a.admittedAtMs >= 0 ? a.admittedAtMs : this.#o.sim.now()) - a.queuedAtMs)
+            : '',
+        ttft_ms: a.firstTokenAtMs >= 0 ? round3(a.firstTokenAtMs - d.sentAtMs) : '',
+        e2e_ms: '',
+        good: false,
+        generated_tokens: a.generated,
+        wasted_tokens: 0,
+      });
+    }
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * Runs a scenario: the gate core on the simulator's virtual clock, simulated
+ * engines behind its endpoints, scrapes and health probes, the clients, and
+ * the timeline. A run is a function of (scenario, seed): same inputs,
+ * byte-identical outputs.
+ *
+ * Simulated time advances in chunks of CHUNK_MS; between chunks the run
+ * awaits the output sinks and pulls the next stretch of a replayed trace, so
+ * memory stays bounded by the live requests, not the run's length.
+ */
+
+import { createArrivalProcess } from '../clients/arrivals.js';
+import { ClosedLoopUsers } from '../clients/closed-loop.js';
+import { createDistribution } from '../clients/distributions.js';
+import type { RequestDescriptor } from '../clients/request-factory.js';
+import { RequestFactory } from '../clients/request-factory.js';
+import { createRetryPolicy } from '../clients/retry.js';
+import type { RandomFn, RandomStreams } from '../clients/rng.js';
+import { createWorkloadArrivals, KEYLESS_LABEL } from '../clients/tenants.js';
+import { readTrace } from '../clients/trace-files.js';
+import type { TraceRecord } from '../clients/trace-parse.js';
+import { rngStream } from '../kernel/rng.js';
+import { Simulator } from '../kernel/simulator.js';
+import { toClientConfig } from '../scenario/client-config.js';
+import type { Scenario } from '../scenario/resolve.js';
+import { type Admission, buildAdmission } from './admission.js';
+import { buildEngines, type EngineNode } from './engines.js';
+import { round3 } from './histogram.js';
+import type { RunSummary, SecondRow } from './records.js';
+import { Lifecycle } from './requests.js';
+import type { RunSink } from './sinks.js';
+import { jainIndex, percentiles, RunStats } from './stats.js';
+import { scheduleHealth, scheduleScrapes, scheduleTimeline } from './world.js';
+
+/** Simulated time run between two awaits, ms. */
+const CHUNK_MS = 10_000;
+/** How far ahead of the clock a replayed trace is read, ms of virtual time. */
+const TRACE_AHEAD_MS = 20_000;
+
+export interface RunOptions {
+  /** Overrides the scenario's seed. */
+  seed?: number;
+  sink: RunSink;
+}
+
+/** Runs `scenario` to its end and returns the summary (also handed to the sink). */
+export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<RunSummary> {
+  const seed = opts.seed ?? scenario.seed;
+  const sink = opts.sink;
+  const endMs = scenario.duration_s * 1000;
+  const warmupMs = scenario.warmup_s * 1000;
+  const sim = new Simulator();
+  const streams: RandomStreams = (name) => {
+    const r = rngStream(seed, name);
+    return () => r.next();
+  };
+  const setup = toClientConfig(scenario);
+  const factory = new RequestFactory(setup.workload, streams);
+  const stats = new RunStats(warmupMs);
+
+  // Forward references: the gate's host is the lifecycle, which needs the gate and the engines.
+  let lifecycle: Lifecycle | null = null;
+  const host = {
+    granted: (t: Parameters<Lifecycle['granted']>[0], p: Parameters<Lifecycle['granted']>[1]) =>
+      lifecycle!.granted(t, p),
+    ended: (t: Parameters<Lifecycle['ended']>[0], r: Parameters<Lifecycle['ended']>[1]) =>
+      lifecycle!.ended(t, r),
+  };
+  const admission: Admission = buildAdmission(scenario.gate, sim, host);
+  const nodes: EngineNode[] = buildEngines(sim, seed, scenario.engines, scenario.endpoints, (node, out) =>
+    lifecycle!.onStep(node, out),
+  );
+  const breaker = scheduleHealth(sim, scenario, nodes, admission);
+
+  const closedUsers = setup.closedLoop
+    ? new ClosedLoopUsers(setup.closedLoop, streams('clients.closed_loop'))
+    : null;
+  const userOf = new Map<number, number>();
+  const shifts = setup.shifts;
+  const shiftRng = streams('clients.shift');
+  const shiftDists = shifts.map((s) => ({
+    prompt: s.promptTokens && createDistribution(s.promptTokens, { integer: true }),
+    output: s.outputTokens && createDistribution(s.outputTokens, { integer: true }),
+  }));
+
+  /** Applies token shifts in force at `atMs` to a new logical request. */
+  const shaped = (d: RequestDescriptor): RequestDescriptor => {
+    let out = d;
+    shifts.forEach((s, i) => {
+      if (s.atMs > d.sentAtMs || (s.tenant !== undefined && s.tenant !== d.tenant) || !d.inference) return;
+      const dist = shiftDists[i]!;
+      if (dist.prompt) out = { ...out, promptTokens: Math.max(1, Math.round(dist.prompt.sample(shiftRng))) };
+      if (dist.output) out = { ...out, outputTokens: Math.max(1, Math.round(dist.output.sample(shiftRng))) };
+    });
+    return out;
+  };
+
+  const sendNew = (d: RequestDescriptor): void => {
+    const req = shaped(d);
+    if (req.inference) stats.offer(req.tenant ?? KEYLESS_LABEL, req.sentAtMs);
+    lifecycle!.send(req);
+  };
+
+  lifecycle = new Lifecycle({
+    sim,
+    admission,
+    nodes,
+    retry: createRetryPolicy(setup.retry),
+    retryRng: streams('clients.retry'),
+    nextAttempt: (prev, atMs) => factory.retry(prev, atMs),
+    record: (r) => {
+      stats.record(r);
+      sink.request(r);
+    },
+    logicalEnd: (d, now) => {
+      if (closedUsers === null) return;
+      const user = userOf.get(d.logicalId);
+      if (user === undefined) return;
+      userOf.delete(d.logicalId);
+      const next = closedUsers.onFinished(user, now);
+      if (next !== undefined && next < endMs) sim.schedule(next, () => sendUser(user));
+    },
+    endMs,
+    onEndpointResult: breaker,
+    onGaugeChange: () => {
+      const p = admission.pool();
+      stats.observe(p.inflight, p.queue.length);
+    },
+  });
+
+  // ---- open-loop arrivals (and shifts of the arrival process) -----------
+  const feeds: {
+    next: () => { atMs: number; tenantIndex: number | undefined } | undefined;
+    untilMs: number;
+  }[] = [];
+  const base = createWorkloadArrivals(setup.workload, streams);
+  if (base) feeds.push({ next: () => base.next(), untilMs: endMs });
+  shifts.forEach((s, i) => {
+    if (s.arrival === undefined) return;
+    const tenantIndex =
+      s.tenant === undefined ? undefined : factory.tenants.findIndex((t) => t.id === s.tenant);
+    const ownProcesses = setup.workload.tenants?.every((t) => t.arrival !== undefined) ?? false;
+    if (tenantIndex === undefined) for (const f of feeds) f.untilMs = Math.min(f.untilMs, s.atMs);
+    else if (!ownProcesses) {
+      // A shared process cannot lose one tenant's share: the shift adds this tenant's new arrivals.
+    }
+    const proc = createArrivalProcess(s.arrival, streams(`clients.arrival.shift.${i}`));
+    feeds.push({
+      next: () => {
+        const at = proc.next();
+        return at === undefined ? undefined : { atMs: at, tenantIndex };
+      },
+      untilMs: endMs,
+    });
+  });
+  const pump = (feed: (typeof feeds)[number]): void => {
+    const n = feed.next();
+    if (n === undefined || n.atMs >= Math.min(feed.untilMs, endMs)) return;
+    sim.schedule(n.atMs, () => {
+      if (sim.now() < feed.untilMs) sendNew(factory.create(sim.now(), n.tenantIndex));
+      pump(feed);
+    });
+  };
+  for (const f of feeds) pump(f);
+
+  // ---- closed-loop users ---------------------------------------------------
+  const sendUser = (user: number): void => {
+    const d = factory.create(sim.now());
+    userOf.set(d.logicalId, user);
+    sendNew(d);
+  };
+  if (closedUsers)
+    for (const s of closedUsers.start()) if (s.atMs < endMs) sim.schedule(s.atMs, () => sendUser(s.userId));
+
+  // ---- trace replay, pulled ahead of the clock -----------------------------
+  let trace: AsyncIterator<TraceRecord> | null = null;
+  let traceDone = true;
+  let traceCount = 0;
+  const tr = setup.trace;
+  if (tr) {
+    trace = readTrace(tr.path, { format: tr.format })[Symbol.asyncIterator]();
+    traceDone = false;
+  }
+  let traceHorizonMs = 0;
+  const pullTrace = async (untilMs: number): Promise<void> => {
+    if (!tr || !trace) return;
+    while (!traceDone && traceHorizonMs < untilMs) {
+      const n = await trace.next();
+      if (n.done || (tr.limit !== undefined && traceCount >= tr.limit)) {
+        traceDone = true;
+        break;
+      }
+      traceCount++;
+      const rec = n.value;
+      const at = tr.startMs + rec.atMs / tr.speedup;
+      traceHorizonMs = at;
+      if (at >= endMs) {
+        traceDone = true;
+        break;
+      }
+      sim.schedule(Math.max(at, sim.now()), () => sendNew(factory.fromTrace(rec, sim.now())));
+    }
+  };
+
+  // ---- the world: scrapes, timeline, the per-second rows -------------------
+  scheduleScrapes(sim, seed, scenario, nodes, admission);
+  scheduleTimeline(sim, scenario, nodes, admission, (node, lost) => lifecycle!.lost(node, lost));
+  let lastDecisions = admission.decisions();
+  const pool0 = admission.pool();
+  const configured = {
+    max_outstanding: pool0.cfg.maxOutstanding,
+    queue_depth: pool0.cfg.queueDepth,
+    queue_wait_ms: pool0.cfg.queueWaitMs,
+  };
+  sim.every(1000, () => {
+    const p = admission.pool();
+    const now = admission.decisions();
+    const delta: Record<string, number> = {};
+    for (const k of Object.keys(now) as (keyof typeof now)[]) delta[k] = now[k] - lastDecisions[k];
+    lastDecisions = now;
+    const row: SecondRow = stats.second(Math.round(sim.now() / 1000), {
+      inflight: p.inflight,
+      queued: p.queue.length,
+      limit: p.bucket ? p.bucket.capacity : p.effective,
+      configured_limit: p.bucket ? p.bucket.capacity : p.cfg.maxOutstanding,
+      queue_depth: p.cfg.queueDepth,
+      adapt_state: p.adaptState,
+      decisions: delta,
+      endpoints: nodes.map((n) => ({
+        id: n.endpoint.id,
+        running: n.engine.numRunning,
+        waiting: n.engine.numWaiting,
+        kv_usage: round3(n.engine.metrics().kvCacheUsage),
+      })),
+    });
+    sink.second(row);
+  });
+
+  // ---- run ----------------------------------------------------------------------
+  for (let t = 0; t < endMs; ) {
+    const next = Math.min(endMs, t + CHUNK_MS);
+    await pullTrace(next + TRACE_AHEAD_MS);
+    sim.run(next);
+    t = next;
+    await sink.flush();
+  }
+  lifecycle.finish();
+
+  const measuredS = Math.max(1e-9, (endMs - warmupMs) / 1000);
+  const tenants = stats.tenants(measuredS);
+  const attempts = stats.attempts;
+  const o = stats.outcomes;
+  const accounted =
+    (o.completed ?? 0) +
+    (o.shed ?? 0) +
+    (o.timed_out ?? 0) +
+    (o.cancelled ?? 0) +
+    (o.drained ?? 0) +
+    (o.failed ?? 0) +
+    (o.in_system ?? 0);
+  const summary: RunSummary = {
+    scenario: scenario.name,
+    seed,
+    dialect: admission.dialect,
+    duration_s: scenario.duration_s,
+    warmup_s: scenario.warmup_s,
+    measured_s: round3(measuredS),
+    offered: stats.offered,
+    attempts,
+    completed: stats.completed,
+    good: stats.good,
+    goodput_rps: round3(stats.good / measuredS),
+    throughput_rps: round3(stats.completed / measuredS),
+    goodput_share: stats.offered === 0 ? 0 : round3(stats.good / stats.offered),
+    shed_rate:
+      attempts === 0 ? 0 : round3(((o.shed ?? 0) + (o.timed_out ?? 0) + (o.drained ?? 0)) / attempts),
+    decisions: admission.decisions(),
+    sheds: sortKeys(stats.sheds),
+    outcomes: o,
+    ttft_ms: percentiles(stats.ttft),
+    e2e_ms: percentiles(stats.e2e),
+    queue_wait_ms: percentiles(stats.queueWait),
+    max_inflight: stats.maxInflight,
+    max_queued: stats.maxQueued,
+    ceilings: configured,
+    anomalies: { ...admission.anomalies },
+    tenants,
+    jain_fairness: round3(jainIndex(tenants.map((t) => t.good_share))),
+    wasted_tokens: stats.wastedTokens,
+    retry_amplification: stats.offered === 0 ? 1 : round3(attempts / stats.offered),
+    conservation_ok: accounted === attempts,
+    events: sim.eventCount,
+  };
+  await sink.close(summary);
+  return summary;
+}
+
+function sortKeys(o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export type { RandomFn };

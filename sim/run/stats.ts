@@ -1,0 +1,184 @@
+/**
+ * Statistics of a run in bounded memory: the summary's counters and
+ * histograms over the measured window, per-tenant figures, and the
+ * per-second rows of the time series.
+ */
+import { DECISION_REASONS } from '../../gate/decisions.js';
+import { LatencyHistogram, round3 } from './histogram.js';
+import type { Outcome, Percentiles, RequestRecord, SecondRow, TenantSummary } from './records.js';
+
+interface TenantAcc {
+  offered: number;
+  completed: number;
+  good: number;
+}
+
+const OUTCOMES: readonly Outcome[] = [
+  'completed',
+  'shed',
+  'timed_out',
+  'cancelled',
+  'drained',
+  'failed',
+  'in_system',
+];
+
+export class RunStats {
+  /** Logical requests first sent in the measured window (inference only). */
+  offered = 0;
+  attempts = 0;
+  completed = 0;
+  good = 0;
+  wastedTokens = 0;
+  readonly outcomes: Record<string, number> = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  readonly sheds: Record<string, number> = {};
+  readonly ttft = new LatencyHistogram();
+  readonly e2e = new LatencyHistogram();
+  readonly queueWait = new LatencyHistogram();
+  readonly #tenants = new Map<string, TenantAcc>();
+  maxInflight = 0;
+  maxQueued = 0;
+
+  // the current second
+  #secArrivals = 0;
+  #secCompleted = 0;
+  #secGood = 0;
+  #secTtft: number[] = [];
+  #secE2e: number[] = [];
+
+  /** @param warmupMs attempts sent before this are left out of the summary */
+  constructor(readonly warmupMs: number) {}
+
+  #tenant(t: string): TenantAcc {
+    let a = this.#tenants.get(t);
+    if (a === undefined) {
+      a = { offered: 0, completed: 0, good: 0 };
+      this.#tenants.set(t, a);
+    }
+    return a;
+  }
+
+  /** A logical request's first send. */
+  offer(tenant: string, sentMs: number): void {
+    this.#secArrivals++;
+    if (sentMs < this.warmupMs) return;
+    this.offered++;
+    this.#tenant(tenant).offered++;
+  }
+
+  /** One attempt ended (or is still in the system at the end). */
+  record(r: RequestRecord): void {
+    if (r.outcome === 'completed') {
+      this.#secCompleted++;
+      if (r.good) this.#secGood++;
+      if (r.ttft_ms !== '') this.#secTtft.push(r.ttft_ms);
+      if (r.e2e_ms !== '') this.#secE2e.push(r.e2e_ms);
+    }
+    if (r.sent_ms < this.warmupMs || !r.inference) return;
+    this.attempts++;
+    this.outcomes[r.outcome] = (this.outcomes[r.outcome] ?? 0) + 1;
+    this.wastedTokens += r.wasted_tokens;
+    if (r.status >= 400 && r.error !== '') {
+      const k = `${r.status} ${r.error}`;
+      this.sheds[k] = (this.sheds[k] ?? 0) + 1;
+    }
+    if (r.queue_wait_ms !== '' && r.outcome !== 'in_system') this.queueWait.add(r.queue_wait_ms);
+    if (r.outcome !== 'completed') return;
+    this.completed++;
+    const t = this.#tenant(r.tenant);
+    t.completed++;
+    if (r.ttft_ms !== '') this.ttft.add(r.ttft_ms);
+    if (r.e2e_ms !== '') this.e2e.add(r.e2e_ms);
+    if (r.good) {
+      this.good++;
+      t.good++;
+    }
+  }
+
+  /** Closes the current second into a row. */
+  second(
+    tS: number,
+    gate: Omit<
+      SecondRow,
+      't_s' | 'arrivals' | 'completed' | 'good' | 'ttft_p50_ms' | 'ttft_p95_ms' | 'e2e_p50_ms' | 'e2e_p95_ms'
+    >,
+  ): SecondRow {
+    if (gate.inflight > this.maxInflight) this.maxInflight = gate.inflight;
+    if (gate.queued > this.maxQueued) this.maxQueued = gate.queued;
+    const row: SecondRow = {
+      t_s: tS,
+      inflight: gate.inflight,
+      queued: gate.queued,
+      limit: gate.limit,
+      configured_limit: gate.configured_limit,
+      queue_depth: gate.queue_depth,
+      adapt_state: gate.adapt_state,
+      arrivals: this.#secArrivals,
+      completed: this.#secCompleted,
+      good: this.#secGood,
+      ttft_p50_ms: pct(this.#secTtft, 0.5),
+      ttft_p95_ms: pct(this.#secTtft, 0.95),
+      e2e_p50_ms: pct(this.#secE2e, 0.5),
+      e2e_p95_ms: pct(this.#secE2e, 0.95),
+      decisions: gate.decisions,
+      endpoints: gate.endpoints,
+    };
+    this.#secArrivals = 0;
+    this.#secCompleted = 0;
+    this.#secGood = 0;
+    this.#secTtft = [];
+    this.#secE2e = [];
+    return row;
+  }
+
+  /** Notes a gauge reading between seconds (so maxima see every change). */
+  observe(inflight: number, queued: number): void {
+    if (inflight > this.maxInflight) this.maxInflight = inflight;
+    if (queued > this.maxQueued) this.maxQueued = queued;
+  }
+
+  tenants(measuredS: number): TenantSummary[] {
+    return [...this.#tenants.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([tenant, a]) => ({
+        tenant,
+        offered: a.offered,
+        completed: a.completed,
+        good: a.good,
+        goodput_rps: round3(a.good / measuredS),
+        good_share: a.offered === 0 ? 0 : round3(a.good / a.offered),
+      }));
+  }
+}
+
+/** Jain's fairness index of non-negative values: (Σx)² / (n·Σx²); 1 when all equal (or none). */
+export function jainIndex(xs: readonly number[]): number {
+  const n = xs.length;
+  const sum = xs.reduce((a, b) => a + b, 0);
+  const sq = xs.reduce((a, b) => a + b * b, 0);
+  return n === 0 || sq === 0 ? 1 : (sum * sum) / (n * sq);
+}
+
+/** Percentiles of a histogram, rounded to µs (0 when empty). */
+export function percentiles(h: LatencyHistogram): Percentiles {
+  const z = (x: number) => (Number.isFinite(x) ? round3(x) : 0);
+  return {
+    count: h.count,
+    p50: z(h.quantile(0.5)),
+    p95: z(h.quantile(0.95)),
+    p99: z(h.quantile(0.99)),
+    max: z(h.max),
+    mean: z(h.mean),
+  };
+}
+
+function pct(xs: number[], q: number): number | '' {
+  if (xs.length === 0) return '';
+  const s = [...xs].sort((a, b) => a - b);
+  return round3(s[Math.max(0, Math.ceil(q * s.length) - 1)]!);
+}
+
+/** Zeroed decision counts, in the counter's order. */
+export function zeroDecisions(): Record<string, number> {
+  return Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
+}
