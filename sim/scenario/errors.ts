@@ -1,0 +1,59 @@
+/**
+ * The one error a scenario file can raise: every problem found, each with its place in the file
+ * (`file:line:col`), the field path, the value and what was expected.
+ */
+
+/** One problem in a scenario file. */
+export interface ScenarioIssue {
+  /** The file as named by the caller. */
+  readonly file: string;
+  /** 1-based line of the offending value (or key, for an unknown key). */
+  readonly line: number;
+  /** 1-based column. */
+  readonly col: number;
+  /** Dotted field path, e.g. `gate.rule.serviceArguments.fc_max_queue_depth`; empty for the file itself. */
+  readonly path: string;
+  /** The value as given (undefined when missing). */
+  readonly value: unknown;
+  /** What was expected, e.g. `an integer from 0 to 65536`. */
+  readonly expected: string;
+  /** The whole line: `file:line:col: path: detail`. */
+  readonly message: string;
+}
+
+/** Stable code of scenario errors. */
+export const SCENARIO_ERROR_CODE = 'SLUICE_E_SCENARIO';
+
+/** A scenario file is invalid; `message` lists every issue, one per line. */
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+  readonly code = SCENARIO_ERROR_CODE;
+  /** The file as named by the caller. */
+  readonly file: string;
+  /** Every problem, in file order. */
+  readonly issues: readonly ScenarioIssue[];
+
+  constructor(file: string, issues: readonly ScenarioIssue[]) {
+    super(issues.map((i) => i.message).join('\n'));
+    this.file = file;
+    this.issues = issues;
+  }
+}
+
+/** True when `err` is a ScenarioError (also across realms, by shape). */
+export function isScenarioError(err: unknown): err is ScenarioError {
+  return (
+    err instanceof ScenarioError ||
+    (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === SCENARIO_ERROR_CODE)
+  );
+}
+
+/** `a.b[2].c` from path segments. */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? seg : `.${seg}`;
+  }
+  return out;
+}
