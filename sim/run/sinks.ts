@@ -7,7 +7,6 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Stringifier, stringify } from 'csv-stringify';
 import { DECISION_REASONS } from '../../gate/decisions.js';
 import { REQUEST_COLUMNS, type RequestRecord, type RunSummary, type SecondRow } from './records.js';
 
@@ -37,8 +36,6 @@ export class MemorySink implements RunSink {
     this.summary = summary;
   }
 }
-
-const CAST = { boolean: (v: boolean) => (v ? 'true' : 'false') };
 
 /** The flat columns of a time-series row for these endpoints. */
 export function secondColumns(endpointIds: readonly string[]): string[] {
@@ -84,44 +81,86 @@ export function flattenSecond(row: SecondRow): (string | number)[] {
   ];
 }
 
+/** Rows buffered before they are written in one go. */
+const BATCH_ROWS = 4096;
+
+/**
+ * One CSV field per RFC 4180: quoted when it holds a comma, a quote or a line
+ * break; booleans as true/false. (csv-stringify formats report exports; this
+ * hot path writes millions of simple rows and is checked against it in tests.)
+ */
+export function csvField(v: unknown): string {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  const s = v === undefined || v === null ? '' : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** One CSV line (with its newline). */
+export function csvLine(row: readonly unknown[]): string {
+  let out = '';
+  for (let i = 0; i < row.length; i++) out += (i === 0 ? '' : ',') + csvField(row[i]);
+  return `${out}\n`;
+}
+
+/** A CSV file written in batches of lines. */
+class CsvFile {
+  readonly #out: WriteStream;
+  #buf: string[] = [];
+  constructor(path: string, columns: readonly string[]) {
+    this.#out = createWriteStream(path);
+    this.#buf.push(csvLine(columns));
+  }
+  push(row: readonly unknown[]): void {
+    this.#buf.push(csvLine(row));
+    if (this.#buf.length >= BATCH_ROWS) this.#write();
+  }
+  #write(): void {
+    if (this.#buf.length === 0) return;
+    this.#out.write(this.#buf.join(''));
+    this.#buf = [];
+  }
+  async flush(): Promise<void> {
+    this.#write();
+    if (this.#out.writableNeedDrain) await once(this.#out, 'drain');
+  }
+  async close(): Promise<void> {
+    this.#write();
+    this.#out.end();
+    await once(this.#out, 'close');
+  }
+}
+
 /** Writes `requests.csv`, `timeseries.csv` and `summary.json` into `dir`. */
 export class FileSink implements RunSink {
-  readonly #requests: Stringifier;
-  readonly #seconds: Stringifier;
-  readonly #files: WriteStream[];
+  readonly #requests: CsvFile;
+  readonly #seconds: CsvFile;
 
   constructor(
     readonly dir: string,
     endpointIds: readonly string[],
   ) {
     mkdirSync(dir, { recursive: true });
-    const reqFile = createWriteStream(join(dir, 'requests.csv'));
-    const secFile = createWriteStream(join(dir, 'timeseries.csv'));
-    this.#requests = stringify({ header: true, columns: [...REQUEST_COLUMNS], cast: CAST });
-    this.#seconds = stringify({ header: true, columns: secondColumns(endpointIds), cast: CAST });
-    this.#requests.pipe(reqFile);
-    this.#seconds.pipe(secFile);
-    this.#files = [reqFile, secFile];
+    this.#requests = new CsvFile(join(dir, 'requests.csv'), REQUEST_COLUMNS);
+    this.#seconds = new CsvFile(join(dir, 'timeseries.csv'), secondColumns(endpointIds));
   }
 
   request(r: RequestRecord): void {
-    this.#requests.write(REQUEST_COLUMNS.map((c) => r[c]));
+    this.#requests.push(REQUEST_COLUMNS.map((c) => r[c]));
   }
 
   second(row: SecondRow): void {
-    this.#seconds.write(flattenSecond(row));
+    this.#seconds.push(flattenSecond(row));
   }
 
   async flush(): Promise<void> {
-    for (const s of [this.#requests, this.#seconds]) {
-      if (s.writableNeedDrain) await once(s, 'drain');
-    }
+    await this.#requests.flush();
+    await this.#seconds.flush();
   }
 
   async close(summary: RunSummary): Promise<void> {
-    this.#requests.end();
-    this.#seconds.end();
-    await Promise.all(this.#files.map((f) => once(f, 'close')));
+    await this.#requests.close();
+    await this.#seconds.close();
     await writeFile(join(this.dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   }
 }

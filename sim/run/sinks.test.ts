@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { describe, expect, it } from 'vitest';
+import type { RunSummary } from './records.js';
+import { csvLine } from './sinks.js';
+
+describe('CSV output', () => {
+  it('formats rows exactly as csv-stringify does (quotes, commas, line breaks, booleans as true/false)', () => {
+    const rows = [
+      ['plain', 1, 2.5, true, false, ''],
+      ['a,b', 'say "hi"', 'two\nlines', 'cr\rx', -0.001, 1e21],
+    ];
+    const ours = rows.map(csvLine).join('');
+    const theirs = stringify(rows, { cast: { boolean: (b: boolean) => (b ? 'true' : 'false') } });
+    expect(ours).toBe(theirs);
+  });
+
+  it('writes the header and rows of a file sink', async () => {
+    const { FileSink } = await import('./sinks.js');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-sink-'));
+    try {
+      const sink = new FileSink(dir, ['10.0.0.1:8000']);
+      sink.second({
+        t_s: 1,
+        inflight: 2,
+        queued: 0,
+        limit: 8,
+        configured_limit: 8,
+        queue_depth: 4,
+        adapt_state: 'off',
+        arrivals: 3,
+        completed: 1,
+        good: 1,
+        ttft_p50_ms: 12.5,
+        ttft_p95_ms: '',
+        e2e_p50_ms: 100,
+        e2e_p95_ms: 100,
+        decisions: { admitted: 3 },
+        endpoints: [{ id: '10.0.0.1:8000', running: 2, waiting: 0, kv_usage: 0.01 }],
+      });
+      await sink.close({ scenario: 'x' } as RunSummary);
+      expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toEqual({ scenario: 'x' });
+      const lines = readFileSync(join(dir, 'timeseries.csv'), 'utf8').split('\n');
+      expect(lines[0]!.startsWith('t_s,inflight,queued,limit,configured_limit,queue_depth,adapt_state')).toBe(
+        true,
+      );
+      expect(
+        lines[0]!.endsWith('ep_10.0.0.1:8000_running,ep_10.0.0.1:8000_waiting,ep_10.0.0.1:8000_kv_usage'),
+      ).toBe(true);
+      expect(lines[1]!.startsWith('1,2,0,8,8,4,off,3,1,1,12.5,,100,100,3,0,')).toBe(true);
+      expect(lines[1]!.endsWith(',2,0,0.01')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
