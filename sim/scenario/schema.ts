@@ -7,6 +7,7 @@
  * so its errors read exactly as the management API's would, under the scenario path.
  */
 import { z } from 'zod';
+import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../engine/exposition.js';
 import { DEPLOYMENT_PROFILES } from '../engine/profiles.js';
 import {
   checkEndpointList,
@@ -488,7 +489,7 @@ export const ENGINE_PROFILES: readonly [string, ...string[]] = [
 ];
 export const ENGINE_ROLES = ['normal', 'prefill', 'decode'] as const;
 /** vLLM metric name sets (the version profile of the engine's /metrics). */
-export const METRICS_VERSIONS = ['v0', 'v1-0.9', 'v1-latest'] as const;
+export const METRICS_VERSIONS = VLLM_METRICS_VERSIONS as unknown as readonly [VllmMetricsVersion, ...VllmMetricsVersion[]];
 
 /** A group of identical engines. */
 export const engineGroupSchema = z
@@ -562,8 +563,8 @@ export const engineGroupSchema = z
       .describe('fitted only (required): step_ms = a + b·tokens + c·seqs + d·kv_tokens.'),
     metrics_version: z
       .enum(METRICS_VERSIONS)
-      .default('v1-latest')
-      .describe('Which vLLM metric names the engine exposes.'),
+      .default('latest')
+      .describe('Which vLLM release\'s metric names the engine exposes (v0.9.1, v0.10, v0.11 or latest).'),
   })
   .superRefine((g, ctx) => {
     const own = { exponential: 'mean_service_ms', fitted: 'fitted' } as const;
