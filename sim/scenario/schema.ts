@@ -489,7 +489,10 @@ export const ENGINE_PROFILES: readonly [string, ...string[]] = [
 ];
 export const ENGINE_ROLES = ['normal', 'prefill', 'decode'] as const;
 /** vLLM metric name sets (the version profile of the engine's /metrics). */
-export const METRICS_VERSIONS = VLLM_METRICS_VERSIONS as unknown as readonly [VllmMetricsVersion, ...VllmMetricsVersion[]];
+export const METRICS_VERSIONS = VLLM_METRICS_VERSIONS as unknown as readonly [
+  VllmMetricsVersion,
+  ...VllmMetricsVersion[],
+];
 
 /** A group of identical engines. */
 export const engineGroupSchema = z
@@ -564,7 +567,7 @@ export const engineGroupSchema = z
     metrics_version: z
       .enum(METRICS_VERSIONS)
       .default('latest')
-      .describe('Which vLLM release\'s metric names the engine exposes (v0.9.1, v0.10, v0.11 or latest).'),
+      .describe("Which vLLM release's metric names the engine exposes (v0.9.1, v0.10, v0.11 or latest)."),
   })
   .superRefine((g, ctx) => {
     const own = { exponential: 'mean_service_ms', fitted: 'fitted' } as const;

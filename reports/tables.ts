@@ -1,0 +1,189 @@
+/**
+ * Section (g) and the other tables: the run summary, per-tenant figures,
+ * sweep points and cliff points, each as a display table and (where useful)
+ * a raw CSV export.
+ */
+import type { RunSummary, TenantSummary } from '../sim/run/records.js';
+import { MODE_LABELS } from './charts/cliff.js';
+import { counts, ms, num, params, pct, rps } from './format.js';
+import { CLIFF_MODES, type CliffPoint, type CsvTable, type SweepData, type TableSection } from './types.js';
+
+/** The run summary as a two-column table, goodput first. */
+export function summaryTable(s: RunSummary): TableSection {
+  const p = (x: { p50: number; p95: number; p99: number }): string =>
+    `${ms(x.p50)} / ${ms(x.p95)} / ${ms(x.p99)}`;
+  const limit = (v: number): string => (v > 0 ? num(v) : 'none');
+  const rows: [string, string][] = [
+    ['scenario', s.scenario],
+    ['seed · dialect', `${s.seed} · ${s.dialect}`],
+    [
+      'measured window',
+      `${num(s.measured_s)} s (after ${num(s.warmup_s)} s warm-up, of ${num(s.duration_s)} s)`,
+    ],
+    ['goodput', `${rps(s.goodput_rps)} (${pct(s.goodput_share)} of offered requests good)`],
+    ['throughput', rps(s.throughput_rps)],
+    [
+      'offered · attempts',
+      `${num(s.offered)} · ${num(s.attempts)} (retry amplification ${num(s.retry_amplification, 2)})`,
+    ],
+    ['completed · good', `${num(s.completed)} · ${num(s.good)}`],
+    ['shed rate', pct(s.shed_rate)],
+    ['TTFT p50 / p95 / p99', p(s.ttft_ms)],
+    ['end to end p50 / p95 / p99', p(s.e2e_ms)],
+    ['queue wait p50 / p95 / p99', p(s.queue_wait_ms)],
+    ['peak in flight · ceiling', `${num(s.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],
+    ['peak queued · queue depth', `${num(s.max_queued)} · ${limit(s.ceilings.queue_depth)}`],
+    ['queue wait bound', ms(s.ceilings.queue_wait_ms)],
+    ['decisions', counts(s.decisions)],
+    ['refusals seen by clients', counts(s.sheds)],
+    ['outcomes', counts(s.outcomes)],
+    ["Jain's fairness index", num(s.jain_fairness, 3)],
+    ['tokens generated after the client left', num(s.wasted_tokens)],
+    ['conservation', s.conservation_ok ? 'ok' : 'VIOLATED (attempts ≠ sum of outcomes)'],
+    ['anomalies', counts(s.anomalies)],
+  ];
+  return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows };
+}
+
+const TENANT_COLUMNS = ['tenant', 'offered', 'completed', 'good', 'goodput_rps', 'good_share'];
+
+/** Tenants, largest offered first, as a display table naming `tenants.csv`. */
+export function tenantTable(tenants: readonly TenantSummary[]): TableSection {
+  const sorted = sortTenants(tenants);
+  return {
+    kind: 'table',
+    title: 'Tenants',
+    columns: ['tenant', 'offered', 'completed', 'good', 'goodput', 'good / offered'],
+    rows: sorted.map((t) => [
+      t.tenant,
+      num(t.offered),
+      num(t.completed),
+      num(t.good),
+      rps(t.goodput_rps),
+      pct(t.good_share),
+    ]),
+    csv: 'tenants.csv',
+  };
+}
+
+/** The raw tenant figures for `tenants.csv`. */
+export function tenantCsv(tenants: readonly TenantSummary[]): CsvTable {
+  return {
+    file: 'tenants.csv',
+    columns: TENANT_COLUMNS,
+    rows: sortTenants(tenants).map((t) => [
+      t.tenant,
+      t.offered,
+      t.completed,
+      t.good,
+      t.goodput_rps,
+      t.good_share,
+    ]),
+  };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function sortTenants(tenants: readonly TenantSummary[]): TenantSummary[] {
+  return [...tenants].sort((a, b) => b.offered - a.offered || cmp(a.tenant, b.tenant));
+}
+
+/** Figure names present on any sweep point, sorted. */
+function figureNames(data: SweepData): string[] {
+  return [...new Set(data.points.flatMap((p) => Object.keys(p.figures ?? {})))].sort();
+}
+
+/** Sweep points ranked: feasible first, then by goodput. */
+export function rankedPoints(data: SweepData): SweepData['points'] {
+  return [...data.points].sort(
+    (a, b) =>
+      Number(b.feasible) - Number(a.feasible) ||
+      b.goodput_rps - a.goodput_rps ||
+      cmp(params(a.params, data.varied), params(b.params, data.varied)),
+  );
+}
+
+/** The sweep points as a display table (ranked), naming `points.csv`. */
+export function sweepTable(data: SweepData): TableSection {
+  const figs = figureNames(data);
+  return {
+    kind: 'table',
+    title: 'Sweep points',
+    caption: 'Ranked: points meeting every SLO first, then by goodput. CI: confidence interval across seeds.',
+    columns: [...data.varied, 'goodput', 'CI', 'meets SLOs', 'binding', ...figs],
+    rows: rankedPoints(data).map((p) => [
+      ...data.varied.map((f) =>
+        p.params[f] === undefined ? '' : num(p.params[f], Number.isInteger(p.params[f]) ? 0 : 2),
+      ),
+      rps(p.goodput_rps),
+      `${num(p.ci_low, 2)}–${num(p.ci_high, 2)}`,
+      p.feasible ? 'yes' : 'no',
+      p.binding ?? '',
+      ...figs.map((f) => {
+        const v = p.figures?.[f];
+        return v === undefined ? '' : num(v, Number.isInteger(v) ? 0 : 3);
+      }),
+    ]),
+    csv: 'points.csv',
+  };
+}
+
+/** The raw sweep points for `points.csv`. */
+export function sweepCsv(data: SweepData): CsvTable {
+  const figs = figureNames(data);
+  return {
+    file: 'points.csv',
+    columns: [...data.varied, 'goodput_rps', 'ci_low', 'ci_high', 'feasible', 'binding', ...figs],
+    rows: rankedPoints(data).map((p) => [
+      ...data.varied.map((f) => p.params[f] ?? ''),
+      p.goodput_rps,
+      p.ci_low,
+      p.ci_high,
+      p.feasible,
+      p.binding ?? '',
+      ...figs.map((f) => p.figures?.[f] ?? ''),
+    ]),
+  };
+}
+
+function sortCliff(points: readonly CliffPoint[]): CliffPoint[] {
+  return [...points].sort(
+    (a, b) => CLIFF_MODES.indexOf(a.mode) - CLIFF_MODES.indexOf(b.mode) || a.offered_rps - b.offered_rps,
+  );
+}
+
+/** The cliff points as a display table, naming `cliff.csv`. */
+export function cliffTable(points: readonly CliffPoint[]): TableSection {
+  return {
+    kind: 'table',
+    title: 'Cliff test points',
+    columns: ['gate mode', 'offered', 'goodput', 'throughput', 'shed rate', 'TTFT p95'],
+    rows: sortCliff(points).map((p) => [
+      MODE_LABELS[p.mode],
+      rps(p.offered_rps),
+      rps(p.goodput_rps),
+      rps(p.throughput_rps),
+      pct(p.shed_rate),
+      p.ttft_p95_ms === null ? '' : ms(p.ttft_p95_ms),
+    ]),
+    csv: 'cliff.csv',
+  };
+}
+
+/** The raw cliff points for `cliff.csv`. */
+export function cliffCsv(points: readonly CliffPoint[]): CsvTable {
+  return {
+    file: 'cliff.csv',
+    columns: ['mode', 'offered_rps', 'goodput_rps', 'throughput_rps', 'shed_rate', 'ttft_p95_ms'],
+    rows: sortCliff(points).map((p) => [
+      p.mode,
+      p.offered_rps,
+      p.goodput_rps,
+      p.throughput_rps,
+      p.shed_rate,
+      p.ttft_p95_ms ?? '',
+    ]),
+  };
+}
