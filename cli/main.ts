@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   program.addCommand(runCommand());
   program.addCommand(validateCommand());
+  program.addCommand(reportCommand());
   return program;
 }
 
@@ -30,7 +32,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     await program.parseAsync(argv as string[]);
   } catch (err) {
     if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode;
+      // Help and --version exit 0; every other commander error is a usage error (exit 2).
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
     throw err;

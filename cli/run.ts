@@ -4,6 +4,7 @@
  * per-request records, the per-second time series and summary.json there.
  */
 import { Command } from 'commander';
+import { writeRunReport } from '../reports/run-report.js';
 import { runScenario } from '../sim/run/run.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
@@ -17,7 +18,8 @@ export function runCommand(): Command {
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
     .option('--out <dir>', 'write requests.csv, timeseries.csv and summary.json into this directory')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (file: string, opts: { seed?: number; out?: string; json?: boolean }) => {
+    .option('--no-report', 'with --out, skip the HTML/Markdown report and charts')
+    .action(async (file: string, opts: { seed?: number; out?: string; json?: boolean; report: boolean }) => {
       try {
         const scenario = await loadScenario(file);
         const sink: RunSink = opts.out
@@ -30,8 +32,11 @@ export function runCommand(): Command {
           sink,
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
         });
+        const report = opts.out && opts.report ? await writeRunReport(opts.out) : undefined;
         process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : summaryText(summary));
-        if (opts.out && !opts.json) process.stdout.write(`outputs in ${opts.out}\n`);
+        if (opts.out && !opts.json) {
+          process.stdout.write(`outputs in ${opts.out}${report ? `; report ${report.html}` : ''}\n`);
+        }
       } catch (err) {
         reportError(err);
       }
