@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { engineCommand } from './engine.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   program.addCommand(runCommand());
   program.addCommand(validateCommand());
+  program.addCommand(engineCommand());
   program.addCommand(reportCommand());
   return program;
 }
@@ -28,6 +30,7 @@ export function buildProgram(): Command {
 export async function main(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
   program.exitOverride();
+  for (const sub of program.commands) sub.exitOverride();
   try {
     await program.parseAsync(argv as string[]);
   } catch (err) {
