@@ -3,7 +3,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { engineCommand } from './engine.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
@@ -21,7 +20,6 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   program.addCommand(runCommand());
   program.addCommand(validateCommand());
-  program.addCommand(engineCommand());
   program.addCommand(reportCommand());
   return program;
 }
