@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { engineCommand } from './engine.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   program.addCommand(runCommand());
   program.addCommand(validateCommand());
   program.addCommand(reportCommand());
+  program.addCommand(engineCommand());
   return program;
 }
 
