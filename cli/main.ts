@@ -3,9 +3,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { checkCommand } from './check.js';
 import { engineCommand } from './engine.js';
+import { mergeCommand } from './merge.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
+import { sizeCommand } from './size.js';
 import { validateCommand } from './validate.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -23,6 +26,9 @@ export function buildProgram(): Command {
   program.addCommand(validateCommand());
   program.addCommand(reportCommand());
   program.addCommand(engineCommand());
+  program.addCommand(sizeCommand());
+  program.addCommand(mergeCommand());
+  program.addCommand(checkCommand());
   return program;
 }
 
