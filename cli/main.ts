@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { checkCommand } from './check.js';
 import { engineCommand } from './engine.js';
 import { mergeCommand } from './merge.js';
+import { proxyCommand } from './proxy.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { sizeCommand } from './size.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   program.addCommand(runCommand());
   program.addCommand(validateCommand());
   program.addCommand(reportCommand());
+  program.addCommand(proxyCommand());
   program.addCommand(engineCommand());
   program.addCommand(sizeCommand());
   program.addCommand(mergeCommand());

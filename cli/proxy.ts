@@ -1,0 +1,255 @@
+/**
+ * `sluice proxy`: the gate core behind a real HTTP proxy on the real clock.
+ *
+ *   sluice proxy [--config FILE] [--admin HOST:PORT] [--admin-token-file F] [--decision-log FILE] ...
+ *   sluice proxy --smg --worker-urls URL... --max-concurrent-requests N [--queue-size N]
+ *                [--queue-timeout-secs N] [--rate-limit-tokens-per-second N] [--port P]
+ *
+ * Runs until SIGINT/SIGTERM; see proxy/README.md.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { loadApiKeys, loadJwtKeys } from '../proxy/credentials.js';
+import { type DecisionSink, JsonlDecisionLog } from '../proxy/decision-log.js';
+import { LoxiProxy } from '../proxy/proxy.js';
+import { SmgProxy } from '../proxy/smg-proxy.js';
+import { intArg, reportError, UsageError } from './errors.js';
+
+interface ProxyFlags {
+  config?: string;
+  admin: string;
+  adminTokenFile?: string;
+  decisionLog?: string;
+  apiKeys?: string;
+  jwtSecretFile?: string;
+  jwtPublicKeyFile?: string;
+  jwtTenantClaim: string;
+  jwtLeewayS: number;
+  scrapeIntervalMs: number;
+  healthIntervalMs: number;
+  healthPath: string;
+  breakerFailures: number;
+  breakerOpenMs: number;
+  headersTimeoutMs: number;
+  keepaliveTimeoutMs: number;
+  bufferBodyBytes: number;
+  maxBodyBytes: number;
+  smg?: boolean;
+  workerUrls?: string[];
+  maxConcurrentRequests?: number;
+  queueSize?: number;
+  queueTimeoutSecs?: number;
+  rateLimitTokensPerSecond?: number;
+  port: number;
+  host: string;
+}
+
+/** Parses HOST:PORT (IPv6 in brackets). */
+export function hostPort(flag: string) {
+  return (v: string): { host: string; port: number } => {
+    const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(v.trim());
+    const port = m ? Number(m[2]) : Number.NaN;
+    if (!m || port > 65535) throw new InvalidArgumentError(`${flag}: ${JSON.stringify(v)} is not HOST:PORT`);
+    const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
+    return { host, port };
+  };
+}
+
+function numArg(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < 0) {
+      throw new InvalidArgumentError(`${flag}: ${JSON.stringify(v)} is not a number >= 0`);
+    }
+    return n;
+  };
+}
+
+/** The `sluice proxy` command. */
+export function proxyCommand(): Command {
+  return new Command('proxy')
+    .description(
+      'run the gate behind a real HTTP/1.1 + h2c proxy, configured through the loxilb management API',
+    )
+    .option('--config <file>', 'rules to start with: the JSON of GET /netlox/v1/config/loadbalancer/all')
+    .option('--admin <host:port>', 'management API and /metrics listener', '127.0.0.1:11111')
+    .option('--admin-token-file <file>', 'require "Authorization: Bearer <token>" on the management API')
+    .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
+    .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
+    .option('--jwt-secret-file <file>', 'HS256 secret for JWT credentials')
+    .option('--jwt-public-key-file <file>', 'RS256 public key (PEM) for JWT credentials')
+    .option('--jwt-tenant-claim <name>', 'JWT claim naming the tenant', 'sub')
+    .option(
+      '--jwt-leeway-s <n>',
+      'clock-skew allowance on exp/nbf, seconds',
+      intArg('--jwt-leeway-s', 0, 3600),
+      0,
+    )
+    .option(
+      '--scrape-interval-ms <n>',
+      'engine /metrics scrape period for adaptive rules',
+      intArg('--scrape-interval-ms', 0),
+      10_000,
+    )
+    .option(
+      '--health-interval-ms <n>',
+      'endpoint health probe period (0: no probes)',
+      intArg('--health-interval-ms', 0),
+      5_000,
+    )
+    .option('--health-path <path>', 'endpoint health probe path', '/health')
+    .option(
+      '--breaker-failures <n>',
+      'consecutive failures that take an endpoint out',
+      intArg('--breaker-failures', 1),
+      3,
+    )
+    .option(
+      '--breaker-open-ms <n>',
+      'least time an endpoint stays out before a good probe returns it',
+      intArg('--breaker-open-ms', 0),
+      5_000,
+    )
+    .option(
+      '--headers-timeout-ms <n>',
+      'longest time a client may take to send a request head',
+      intArg('--headers-timeout-ms', 1),
+      10_000,
+    )
+    .option(
+      '--keepalive-timeout-ms <n>',
+      'idle client keep-alive timeout',
+      intArg('--keepalive-timeout-ms', 1),
+      65_000,
+    )
+    .option(
+      '--buffer-body-bytes <n>',
+      'bodies up to this size are read before the decision',
+      intArg('--buffer-body-bytes', 0),
+      1024 * 1024,
+    )
+    .option(
+      '--max-body-bytes <n>',
+      'larger request bodies are refused 413',
+      intArg('--max-body-bytes', 1),
+      64 * 1024 * 1024,
+    )
+    .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
+    .option('--worker-urls <url...>', 'SMG: worker base URLs')
+    .option(
+      '--max-concurrent-requests <n>',
+      'SMG: permits (<= 0 turns admission off)',
+      intArg('--max-concurrent-requests', -1),
+    )
+    .option('--queue-size <n>', 'SMG: waiting requests (0: no queue)', intArg('--queue-size', 0))
+    .option('--queue-timeout-secs <n>', 'SMG: longest wait in seconds', intArg('--queue-timeout-secs', 0))
+    .option(
+      '--rate-limit-tokens-per-second <n>',
+      'SMG: bucket refill rate',
+      numArg('--rate-limit-tokens-per-second'),
+    )
+    .option('--port <n>', 'SMG: listening port', intArg('--port', 0, 65535), 30_000)
+    .option('--host <host>', 'SMG: listening address', '127.0.0.1')
+    .action(async (flags: ProxyFlags) => {
+      try {
+        const stop = flags.smg ? await startSmg(flags) : await startLoxi(flags);
+        let stopping = false;
+        const shutdown = (): void => {
+          if (stopping) return;
+          stopping = true;
+          stop().finally(() => process.exit(0));
+        };
+        process.on('SIGINT', shutdown);
+        process.on('SIGTERM', shutdown);
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}
+
+async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
+  const admin = hostPort('--admin')(f.admin);
+  const token = f.adminTokenFile === undefined ? undefined : readFileSync(f.adminTokenFile, 'utf8').trim();
+  if (token === '') throw new UsageError(`--admin-token-file ${f.adminTokenFile}: the token is empty`);
+  const log: DecisionSink | null = f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog);
+  const jwt =
+    f.jwtSecretFile !== undefined || f.jwtPublicKeyFile !== undefined
+      ? loadJwtKeys({
+          ...(f.jwtSecretFile === undefined ? {} : { secretFile: f.jwtSecretFile }),
+          ...(f.jwtPublicKeyFile === undefined ? {} : { publicKeyFile: f.jwtPublicKeyFile }),
+          leewayS: f.jwtLeewayS,
+        })
+      : undefined;
+  const proxy = new LoxiProxy({
+    adminHost: admin.host,
+    adminPort: admin.port,
+    ...(token === undefined ? {} : { adminToken: token }),
+    decisionLog: log,
+    credentials: {
+      ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),
+      ...(jwt === undefined ? {} : { jwt }),
+      tenantClaim: f.jwtTenantClaim,
+    },
+    monitor: {
+      scrapeIntervalMs: f.scrapeIntervalMs,
+      healthIntervalMs: f.healthIntervalMs,
+      healthPath: f.healthPath,
+      breakerFailures: f.breakerFailures,
+      breakerOpenMs: f.breakerOpenMs,
+    },
+    limits: {
+      headersTimeoutMs: f.headersTimeoutMs,
+      keepAliveTimeoutMs: f.keepaliveTimeoutMs,
+      bufferBodyBytes: f.bufferBodyBytes,
+      maxBodyBytes: f.maxBodyBytes,
+    },
+  });
+  if (f.config !== undefined) {
+    const doc = JSON.parse(readFileSync(f.config, 'utf8')) as { lbAttr?: unknown };
+    if (!Array.isArray(doc.lbAttr)) throw new UsageError(`--config ${f.config}: expected {"lbAttr": [...]}`);
+    for (const [i, rule] of doc.lbAttr.entries()) {
+      try {
+        await proxy.apply(rule);
+      } catch (err) {
+        await proxy.close();
+        throw new UsageError(`--config ${f.config}: lbAttr[${i}]: ${(err as Error).message}`);
+      }
+    }
+  }
+  await proxy.start();
+  process.stdout.write(`sluice proxy: management API on http://${f.admin}\n`);
+  return () => proxy.close(5_000);
+}
+
+async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
+  if (!f.workerUrls || f.workerUrls.length === 0) throw new UsageError('--smg needs --worker-urls URL...');
+  if (f.maxConcurrentRequests === undefined) throw new UsageError('--smg needs --max-concurrent-requests N');
+  const proxy = new SmgProxy({
+    settings: {
+      max_concurrent_requests: f.maxConcurrentRequests,
+      ...(f.queueSize === undefined ? {} : { queue_size: f.queueSize }),
+      ...(f.queueTimeoutSecs === undefined ? {} : { queue_timeout_secs: f.queueTimeoutSecs }),
+      ...(f.rateLimitTokensPerSecond === undefined
+        ? {}
+        : { rate_limit_tokens_per_second: f.rateLimitTokensPerSecond }),
+    },
+    workerUrls: f.workerUrls,
+    host: f.host,
+    port: f.port,
+    decisionLog: f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog),
+    monitor: {
+      healthIntervalMs: f.healthIntervalMs,
+      healthPath: f.healthPath,
+      breakerFailures: f.breakerFailures,
+      breakerOpenMs: f.breakerOpenMs,
+    },
+    limits: {
+      headersTimeoutMs: f.headersTimeoutMs,
+      keepAliveTimeoutMs: f.keepaliveTimeoutMs,
+      maxBodyBytes: f.maxBodyBytes,
+    },
+  });
+  await proxy.start();
+  process.stdout.write(`sluice proxy --smg: listening on http://${f.host}:${proxy.port}\n`);
+  return () => proxy.close(5_000);
+}

@@ -1,0 +1,116 @@
+/**
+ * Credentials and tenants: the rule's `api_key_auth` policy decides which
+ * credential a request must carry; an API key maps to a tenant id through
+ * the key file, a JWT through its tenant claim. A tenant id only ever comes
+ * from a verified credential, never from a header the client sets freely.
+ *
+ * Policies: `disabled` (ignored; keyless), `optional` (a credential, when
+ * sent, must be valid and names the tenant), `required` (an API key), `jwt`
+ * (a JWT), `apikey-or-jwt` (either). Credentials are read from
+ * `Authorization: Bearer <token>`, or `x-api-key: <key>` for API keys.
+ */
+import { readFileSync } from 'node:fs';
+import { type JwtKeys, looksLikeJwt, publicKeyFromPem, verifyJwt } from './jwt.js';
+
+/** The api_key_auth modes. */
+export type AuthPolicy = 'disabled' | 'optional' | 'required' | 'jwt' | 'apikey-or-jwt';
+
+/** Process-wide credential settings. */
+export interface CredentialOptions {
+  /** API key → tenant id. */
+  apiKeys?: ReadonlyMap<string, string>;
+  jwt?: JwtKeys;
+  /** The claim that names the tenant. @default 'sub' */
+  tenantClaim?: string;
+}
+
+export type AuthResult = { ok: true; tenant: string | undefined } | { ok: false; message: string };
+
+/**
+ * Reads an API key file: `{"keys": {"sk-...": "tenant-a", ...}}`.
+ * @throws Error naming the file and the problem
+ */
+export function loadApiKeys(file: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--api-keys ${file}: ${(err as Error).message}`);
+  }
+  const keys = (parsed as { keys?: unknown } | null)?.keys;
+  if (typeof keys !== 'object' || keys === null || Array.isArray(keys)) {
+    throw new Error(`--api-keys ${file}: expected {"keys": {"<key>": "<tenant>", ...}}`);
+  }
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(keys as Record<string, unknown>)) {
+    if (typeof v !== 'string' || v === '' || k === '') {
+      throw new Error(`--api-keys ${file}: keys.${k} must map a non-empty key to a non-empty tenant id`);
+    }
+    out.set(k, v);
+  }
+  return out;
+}
+
+/** Builds JWT keys from files: an HS256 secret file and/or an RS256 public key PEM. */
+export function loadJwtKeys(o: { secretFile?: string; publicKeyFile?: string; leewayS?: number }): JwtKeys {
+  const keys: JwtKeys = { leewayS: o.leewayS ?? 0 };
+  if (o.secretFile !== undefined) keys.hsSecret = Buffer.from(readFileSync(o.secretFile, 'utf8').trim());
+  if (o.publicKeyFile !== undefined) keys.rsPublicKey = publicKeyFromPem(readFileSync(o.publicKeyFile));
+  return keys;
+}
+
+/** The policy a rule declares (`api_key_auth` as a string or `{mode}`); absent is disabled. */
+export function rulePolicy(base: Readonly<Record<string, unknown>>): AuthPolicy {
+  const a = base.api_key_auth;
+  const mode = typeof a === 'string' ? a : (a as { mode?: unknown } | undefined)?.mode;
+  return typeof mode === 'string' ? (mode as AuthPolicy) : 'disabled';
+}
+
+/** The bearer token or x-api-key of a request, or null. */
+export function credentialOf(headers: Readonly<Record<string, string | string[] | undefined>>): {
+  token: string;
+  apiKeyHeader: boolean;
+} | null {
+  const auth = headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return { token: m[1]!, apiKeyHeader: false };
+  }
+  const k = headers['x-api-key'];
+  if (typeof k === 'string' && k !== '') return { token: k.trim(), apiKeyHeader: true };
+  return null;
+}
+
+/** Resolves a request's tenant under `policy`, or says why it is unauthorized. */
+export function authenticate(
+  policy: AuthPolicy,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  o: CredentialOptions,
+  nowS: number = Date.now() / 1000,
+): AuthResult {
+  if (policy === 'disabled') return { ok: true, tenant: undefined };
+  const cred = credentialOf(headers);
+  if (cred === null) {
+    return policy === 'optional'
+      ? { ok: true, tenant: undefined }
+      : { ok: false, message: 'missing credential' };
+  }
+  const asJwt = !cred.apiKeyHeader && looksLikeJwt(cred.token);
+  const allowKey = policy === 'required' || policy === 'apikey-or-jwt' || policy === 'optional';
+  const allowJwt = policy === 'jwt' || policy === 'apikey-or-jwt' || policy === 'optional';
+  if (asJwt && allowJwt) {
+    if (o.jwt === undefined) return { ok: false, message: 'no JWT key configured' };
+    const r = verifyJwt(cred.token, o.jwt, nowS);
+    if (!r.ok) return { ok: false, message: `invalid token (${r.why})` };
+    const claim = r.claims[o.tenantClaim ?? 'sub'];
+    if (typeof claim === 'string' && claim !== '') return { ok: true, tenant: claim };
+    if (typeof claim === 'number') return { ok: true, tenant: String(claim) };
+    return { ok: false, message: `token has no ${o.tenantClaim ?? 'sub'} claim` };
+  }
+  if (allowKey && !asJwt) {
+    const tenant = o.apiKeys?.get(cred.token);
+    if (tenant === undefined) return { ok: false, message: 'unknown API key' };
+    return { ok: true, tenant };
+  }
+  return { ok: false, message: policy === 'jwt' ? 'a JWT is required' : 'an API key is required' };
+}

@@ -1,0 +1,113 @@
+/**
+ * One request's life in the proxy: arrival, credential, body, the gate's
+ * decision, the wait, the backend leg, the end. The unit it holds is
+ * released exactly once, and exactly one decision-log record is written.
+ */
+import type http from 'node:http';
+import type { GrantOutcome, Permit, Refusal, Ticket } from '../gate/index.js';
+import type { DecisionRecord, LogDecision, LogOutcome } from './decision-log.js';
+import type { AnyRequest, AnyResponse } from './listener.js';
+
+/** Where an exchange stands. */
+export type ExchangeState = 'new' | 'reading' | 'queued' | 'granted' | 'executing' | 'done';
+
+/** Who runs an exchange once the gate hands it a turn or ends its wait. */
+export interface ExchangeOwner {
+  granted(ex: Exchange, ticket: Ticket, permit: Permit): GrantOutcome;
+  ended(ex: Exchange, ticket: Ticket, refusal: Refusal): void;
+}
+
+export class Exchange {
+  state: ExchangeState = 'new';
+  owner: ExchangeOwner | null = null;
+  /** How the exchange ends when its response finishes (null: completed). */
+  outcome: LogOutcome | null = null;
+  /** Wall-clock arrival time, ms since the epoch (the log's `time`). */
+  readonly wallMs = Date.now();
+  /** Held unit, once admitted (null for bypassed requests). */
+  permit: Permit | null = null;
+  ticket: Ticket | null = null;
+  /** The client has gone away (or the exchange was aborted). */
+  gone = false;
+  /** The request body, when it was read before the decision. */
+  body: Buffer | null = null;
+  bodyBuffered = true;
+  inference = false;
+  tenant: string | undefined;
+  decision: LogDecision = 'admit';
+  reason = '';
+  error: string | null = null;
+  endpoint: string | null = null;
+  queuedMs: number | null = null;
+  ttftMs: number | null = null;
+  promptTokens: number | null = null;
+  outputTokens: number | null = null;
+  backendReq: http.ClientRequest | null = null;
+  #released = false;
+  #logged = false;
+
+  /**
+   * @param arrivedMs monotonic arrival time (ms), the start of duration_ms
+   * @param service the service label of the log
+   */
+  constructor(
+    readonly req: AnyRequest,
+    readonly res: AnyResponse,
+    readonly protocol: 'http1' | 'h2',
+    readonly service: string,
+    readonly arrivedMs: number,
+  ) {}
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  get path(): string {
+    return this.req.url ?? '/';
+  }
+
+  /** Releases the held unit, once. */
+  release(): void {
+    if (this.permit !== null && !this.#released) {
+      this.#released = true;
+      this.permit.release();
+    }
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /**
+   * Ends the exchange's bookkeeping: builds its log record once.
+   * @returns the record the first time, null afterwards
+   */
+  finish(outcome: LogOutcome, status: number, nowMs: number): DecisionRecord | null {
+    this.state = 'done';
+    if (this.#logged) return null;
+    this.#logged = true;
+    return {
+      time: new Date(this.wallMs).toISOString(),
+      service: this.service,
+      tenant: this.tenant ?? null,
+      decision: this.decision,
+      reason: this.reason,
+      outcome,
+      status,
+      error: this.error,
+      method: this.method,
+      path: this.path,
+      protocol: this.protocol,
+      endpoint: this.endpoint,
+      queued_ms: this.queuedMs === null ? null : round(this.queuedMs),
+      ttft_ms: this.ttftMs === null ? null : round(this.ttftMs),
+      duration_ms: round(nowMs - this.arrivedMs),
+      prompt_tokens: this.promptTokens,
+      output_tokens: this.outputTokens,
+    };
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,77 @@
+/**
+ * The prefill leg of a P/D (disaggregated) request, as vLLM's disaggregated
+ * proxy does it: the request is sent to a prefill endpoint with
+ * `max_tokens: 1` and no streaming, its answer awaited (its
+ * `kv_transfer_params`, when present, are handed to the decode request), and
+ * the decode leg then carries the original request.
+ */
+import http from 'node:http';
+import type { Target } from './forward.js';
+
+/** What the prefill leg produced. */
+export type PrefillResult =
+  | { ok: true; kvTransferParams: unknown }
+  | { ok: false; why: 'status' | 'error' | 'aborted'; status?: number };
+
+/** The request body sent to the prefill endpoint. */
+export function prefillBody(original: Record<string, unknown>): Record<string, unknown> {
+  const b: Record<string, unknown> = { ...original, max_tokens: 1, stream: false };
+  if ('max_completion_tokens' in b) b.max_completion_tokens = 1;
+  delete b.stream_options;
+  b.kv_transfer_params = { do_remote_decode: true, do_remote_prefill: false };
+  return b;
+}
+
+/** The decode request body: the original, with the prefill's KV transfer parameters. */
+export function decodeBody(original: Record<string, unknown>, kv: unknown): Buffer {
+  return Buffer.from(JSON.stringify(kv === undefined ? original : { ...original, kv_transfer_params: kv }));
+}
+
+/**
+ * Runs the prefill request.
+ * @param signal aborts the leg (the client went away)
+ */
+export function runPrefill(
+  target: Target,
+  path: string,
+  body: Record<string, unknown>,
+  agent: http.Agent,
+  signal: AbortSignal,
+): Promise<PrefillResult> {
+  const payload = JSON.stringify(prefillBody(body));
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: target.host,
+        port: target.port,
+        path,
+        method: 'POST',
+        agent,
+        signal,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', () => resolve({ ok: false, why: 'error' }));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            resolve({ ok: false, why: 'status', status });
+            return;
+          }
+          let kv: unknown;
+          try {
+            kv = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { kv_transfer_params?: unknown })
+              .kv_transfer_params;
+          } catch {
+            kv = undefined;
+          }
+          resolve({ ok: true, kvTransferParams: kv ?? undefined });
+        });
+      },
+    );
+    req.on('error', () => resolve({ ok: false, why: signal.aborted ? 'aborted' : 'error' }));
+    req.end(payload);
+  });
+}

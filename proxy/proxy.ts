@@ -1,0 +1,280 @@
+/**
+ * `sluice proxy`: the gate core on the real clock behind an HTTP proxy.
+ * One Gate for the process; each rule is a service with its own dual
+ * protocol listener on externalIP:port; the management API on the admin
+ * listener; endpoint telemetry and health; /metrics; the decision log.
+ */
+import type http from 'node:http';
+import { totalmem } from 'node:os';
+import {
+  type ApplyResult,
+  collect,
+  Gate,
+  type MaintenanceView,
+  parseRule,
+  type RuleView,
+  renderPrometheus,
+} from '../gate/index.js';
+import { AcceptValve } from './accept-valve.js';
+import { AdminError, AdminServer, type Controller } from './admin.js';
+import { backendAgent } from './backend-agent.js';
+import { RealClock } from './clock.js';
+import type { CredentialOptions } from './credentials.js';
+import type { DecisionSink } from './decision-log.js';
+import { exchangeHost, RequestHandler } from './handler.js';
+import { ServiceListener } from './listener.js';
+import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { EndpointMonitor, type MonitorOptions } from './monitor.js';
+import { RuleDialect } from './rule-dialect.js';
+
+/** Limits of the client side. */
+export interface ClientLimits {
+  /** Bodies with a Content-Length up to this many bytes are read before the decision. @default 1 MiB */
+  bufferBodyBytes: number;
+  /** Larger request bodies are refused 413. @default 64 MiB */
+  maxBodyBytes: number;
+  /** Slowloris bound on a request head, in ms. @default 10000 */
+  headersTimeoutMs: number;
+  /** Idle keep-alive connections close after this many ms. @default 65000 */
+  keepAliveTimeoutMs: number;
+  /** Largest request head, in bytes. @default 16384 */
+  maxHeaderBytes: number;
+  /** How often head timeouts are checked, in ms. @default 1000 */
+  checkIntervalMs: number;
+}
+
+export const DEFAULT_LIMITS: ClientLimits = {
+  bufferBodyBytes: 1024 * 1024,
+  maxBodyBytes: 64 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 65_000,
+  maxHeaderBytes: 16 * 1024,
+  checkIntervalMs: 1_000,
+};
+
+export interface ProxyOptions {
+  /** Admin listener address. @default 127.0.0.1:11111 */
+  adminHost?: string;
+  adminPort?: number;
+  /** Bearer token of the admin API. */
+  adminToken?: string;
+  /** Process environment (LLB_FC_*, LLB_PD_MAX_TOTAL_INFLIGHT). @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  decisionLog?: DecisionSink | null;
+  credentials?: CredentialOptions;
+  monitor?: Partial<MonitorOptions>;
+  limits?: Partial<ClientLimits>;
+  /** Writes warnings (apply warnings, env warnings). @default stderr */
+  warn?: (line: string) => void;
+}
+
+interface Service {
+  key: string;
+  listener: ServiceListener | null;
+  dialect: RuleDialect;
+  handler: RequestHandler;
+}
+
+/** The proxy process: gate, services, admin API, telemetry. */
+export class LoxiProxy implements Controller {
+  readonly clock = new RealClock();
+  readonly gate: Gate;
+  readonly valve: AcceptValve;
+  readonly agent: http.Agent;
+  readonly monitor: EndpointMonitor;
+  readonly counters = new ProxyCounters();
+  readonly limits: ClientLimits;
+  readonly #services = new Map<string, Service>();
+  readonly #o: ProxyOptions;
+  readonly #admin: AdminServer;
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(o: ProxyOptions = {}) {
+    this.#o = o;
+    const env = o.env ?? process.env;
+    this.gate = new Gate({
+      clock: this.clock,
+      host: exchangeHost,
+      env,
+      dataPathAttached: true,
+      nodeMemoryMib: Math.floor(totalmem() / 1048576),
+    });
+    const warn = o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
+    for (const w of this.gate.envWarnings) warn(`sluice proxy: ${JSON.stringify(w)}`);
+    this.valve = AcceptValve.fromEnv(env);
+    this.agent = backendAgent(this.valve);
+    this.monitor = new EndpointMonitor(this.gate, o.monitor);
+    this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.#admin = new AdminServer(this, {
+      host: o.adminHost ?? '127.0.0.1',
+      port: o.adminPort ?? 11111,
+      ...(o.adminToken === undefined ? {} : { token: o.adminToken }),
+    });
+  }
+
+  /** Starts the admin listener. */
+  async start(): Promise<void> {
+    await this.#admin.listen();
+  }
+
+  /** The admin listener's port. */
+  get adminPort(): number {
+    return this.#admin.port;
+  }
+
+  /** The listening port of rule `key` (undefined when it has none). */
+  servicePort(key: string): number | undefined {
+    return this.#services.get(key)?.listener?.port;
+  }
+
+  /** Applies a rule (create or replace); mutations are serialised. */
+  apply(input: unknown): Promise<ApplyResult> {
+    return this.#serial(() => this.#apply(input));
+  }
+
+  async #apply(input: unknown): Promise<ApplyResult> {
+    const parsed = parseRule(input);
+    let svc = this.#services.get(parsed.key);
+    let fresh: ServiceListener | null = null;
+    if (!svc && parsed.protocol === 'tcp') {
+      const handlerRef: { h: RequestHandler | null } = { h: null };
+      fresh = new ServiceListener({
+        host: parsed.externalIP,
+        port: parsed.port,
+        valve: this.valve,
+        ...this.limits,
+        onRequest: (req, res, protocol) => handlerRef.h?.handle(req, res, protocol),
+        onFault: (k) => this.counters.fault(k),
+      });
+      try {
+        await fresh.listen();
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        throw new AdminError(
+          409,
+          'SLUICE_E_LISTEN',
+          'serviceArguments.port',
+          `serviceArguments: cannot listen on ${parsed.externalIP}:${parsed.port}: ${e.code ?? e.message}`,
+        );
+      }
+      let result: ApplyResult;
+      try {
+        result = this.gate.apply(input);
+      } catch (err) {
+        fresh.destroy();
+        throw err;
+      }
+      const dialect = new RuleDialect(this.gate, parsed, this.#o.credentials ?? {}, (s, id) =>
+        this.monitor.usable(s, id),
+      );
+      const handler = new RequestHandler(dialect, this.#handlerDeps());
+      handlerRef.h = handler;
+      svc = { key: parsed.key, listener: fresh, dialect, handler };
+      this.#services.set(parsed.key, svc);
+      this.#afterApply(result);
+      return result;
+    }
+    const result = this.gate.apply(input);
+    if (svc) svc.dialect.update(parsed);
+    else {
+      const dialect = new RuleDialect(this.gate, parsed, this.#o.credentials ?? {}, (s, id) =>
+        this.monitor.usable(s, id),
+      );
+      this.#services.set(parsed.key, {
+        key: parsed.key,
+        listener: null,
+        dialect,
+        handler: new RequestHandler(dialect, this.#handlerDeps()),
+      });
+    }
+    this.#afterApply(result);
+    return result;
+  }
+
+  #handlerDeps() {
+    return {
+      clock: this.clock,
+      agent: this.agent,
+      log: this.#o.decisionLog ?? null,
+      legs: this.monitor,
+      bufferBodyBytes: this.limits.bufferBodyBytes,
+      maxBodyBytes: this.limits.maxBodyBytes,
+      onRecord: (r: Parameters<ProxyCounters['record']>[0]) => this.counters.record(r),
+    };
+  }
+
+  #afterApply(result: ApplyResult): void {
+    const warn = this.#o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
+    for (const w of result.warnings) warn(w);
+    this.#syncMonitor();
+  }
+
+  #syncMonitor(): void {
+    const rules = [];
+    for (const { key, service, pool } of this.gate.pools()) {
+      const svc = this.#services.get(key);
+      if (!svc) continue;
+      rules.push({
+        key,
+        service,
+        adaptive: pool.cfg.adaptive && pool.cfg.maxOutstanding > 0,
+        gated: true,
+        endpoints: pool.endpoints.map((e) => {
+          const t = svc.dialect.target(e.id)!;
+          return { id: e.id, host: t.host, port: t.port };
+        }),
+      });
+    }
+    this.monitor.sync(rules);
+  }
+
+  /** Deletes a rule: its waiters are drained 503, its listener stops; executing requests finish. */
+  remove(key: string): Promise<void> {
+    return this.#serial(async () => {
+      this.gate.delete(key);
+      const svc = this.#services.get(key);
+      this.#services.delete(key);
+      this.#syncMonitor();
+      if (svc?.listener) void svc.listener.close();
+    });
+  }
+
+  rules(): RuleView[] {
+    return this.gate.rules();
+  }
+
+  setMaintenance(enabled: boolean): MaintenanceView {
+    return this.gate.setMaintenance(enabled);
+  }
+
+  maintenance(): MaintenanceView {
+    return this.gate.maintenance();
+  }
+
+  metricsText(): string {
+    return renderPrometheus([
+      ...collect(this.gate),
+      ...valveFamilies(this.valve),
+      ...this.monitor.collect(),
+      ...counterFamilies(this.counters),
+    ]);
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.#chain.then(fn, fn);
+    this.#chain = p.catch(() => {});
+    return p;
+  }
+
+  /** Stops everything: listeners (after `graceMs`), admin, telemetry, timers. */
+  async close(graceMs = 0): Promise<void> {
+    await Promise.all([...this.#services.values()].map((s) => s.listener?.close(graceMs)));
+    this.#services.clear();
+    await this.#admin.close();
+    this.monitor.dispose();
+    this.gate.dispose();
+    this.clock.dispose();
+    this.agent.destroy();
+    await this.#o.decisionLog?.close();
+  }
+}

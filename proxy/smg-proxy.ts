@@ -1,0 +1,193 @@
+/**
+ * `sluice proxy --smg`: the same gate core shaped as SMG's admission
+ * control. One listener in front of `--worker-urls`; SMG's inference routes
+ * gated (every protocol may wait; the body is not read until admission),
+ * the rest bypassed; a permit held to the last byte of a response; SMG's
+ * error format and `smg_*` metrics on `GET /metrics` of the same port.
+ */
+import type http from 'node:http';
+import {
+  isInferencePath,
+  type Refusal,
+  renderPrometheus,
+  SMG_INFERENCE_PATHS,
+  SMG_RETRY_AFTER_S,
+  SmgGate,
+  type SmgSettings,
+  smgResponse,
+  type Ticket,
+} from '../gate/index.js';
+import { AcceptValve } from './accept-valve.js';
+import { backendAgent } from './backend-agent.js';
+import { RealClock } from './clock.js';
+import type { DecisionSink } from './decision-log.js';
+import type { Exchange } from './exchange.js';
+import type { Target } from './forward.js';
+import { type Dialect, exchangeHost, type RefusalResponse, RequestHandler } from './handler.js';
+import { type AnyRequest, type AnyResponse, ServiceListener } from './listener.js';
+import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { EndpointMonitor, type MonitorOptions } from './monitor.js';
+import { type ClientLimits, DEFAULT_LIMITS } from './proxy.js';
+
+export interface SmgProxyOptions {
+  settings: SmgSettings;
+  /** Worker base URLs, `http://host:port`. */
+  workerUrls: string[];
+  host?: string;
+  /** @default 30000 */
+  port?: number;
+  env?: Readonly<Record<string, string | undefined>>;
+  decisionLog?: DecisionSink | null;
+  monitor?: Partial<MonitorOptions>;
+  limits?: Partial<ClientLimits>;
+}
+
+/** Parses a worker URL into a target; throws naming the URL. */
+export function workerTarget(url: string): Target {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`--worker-urls: ${JSON.stringify(url)} is not a URL`);
+  }
+  if (u.protocol !== 'http:') throw new Error(`--worker-urls: ${url}: only http:// workers are supported`);
+  const port = u.port === '' ? 80 : Number(u.port);
+  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return { id: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`, host, port };
+}
+
+const SERVICE = 'smg';
+
+class SmgDialect implements Dialect {
+  readonly service = SERVICE;
+  readonly pd = false;
+  #rr = 0;
+  constructor(
+    readonly smg: SmgGate,
+    readonly workers: Target[],
+    readonly monitor: EndpointMonitor,
+    readonly metrics: () => string,
+  ) {}
+  isInference(path: string): boolean {
+    return isInferencePath(path, SMG_INFERENCE_PATHS);
+  }
+  authenticate() {
+    return { ok: true as const, tenant: undefined };
+  }
+  admit(req: Parameters<Dialect['admit']>[0], ex: Exchange) {
+    return this.smg.admit(req, ex);
+  }
+  cancel(ticket: Ticket): void {
+    this.smg.cancel(ticket);
+  }
+  refusal(r: Refusal): RefusalResponse {
+    const s = smgResponse(r);
+    return { status: s.status, headers: s.headers, body: s.body, error: s.code };
+  }
+  target(): Target | undefined {
+    return undefined;
+  }
+  pick(): Target | null {
+    const n = this.workers.length;
+    for (let i = 0; i < n; i++) {
+      const t = this.workers[(this.#rr + i) % n]!;
+      if (this.monitor.usable(SERVICE, t.id)) {
+        this.#rr = (this.#rr + i + 1) % n;
+        return t;
+      }
+    }
+    return null;
+  }
+  unavailable(): RefusalResponse {
+    const code = 'no_available_workers';
+    return {
+      status: 503,
+      headers: { 'X-SMG-Error-Code': code, 'Retry-After': String(SMG_RETRY_AFTER_S) },
+      body: { error: { type: 'Service Unavailable', code, message: 'no available workers', param: null } },
+      error: code,
+    };
+  }
+  local(req: AnyRequest, res: AnyResponse): boolean {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics' || req.method !== 'GET') return false;
+    const text = this.metrics();
+    (res as http.ServerResponse).writeHead(200, {
+      'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+    });
+    (res as http.ServerResponse).end(text);
+    return true;
+  }
+}
+
+/** The SMG-shaped gateway. */
+export class SmgProxy {
+  readonly clock = new RealClock();
+  readonly smg: SmgGate;
+  readonly valve: AcceptValve;
+  readonly agent: http.Agent;
+  readonly monitor: EndpointMonitor;
+  readonly counters = new ProxyCounters();
+  readonly listener: ServiceListener;
+  readonly #log: DecisionSink | null;
+
+  constructor(o: SmgProxyOptions) {
+    const workers = o.workerUrls.map(workerTarget);
+    if (workers.length === 0) throw new Error('--worker-urls: at least one worker is required');
+    this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
+    this.valve = AcceptValve.fromEnv(o.env ?? process.env);
+    this.agent = backendAgent(this.valve);
+    this.#log = o.decisionLog ?? null;
+    // SMG has no gate-side endpoint state: health goes to the breaker only.
+    this.monitor = new EndpointMonitor(
+      { reportEngine: () => true, setEndpointHealth: () => true },
+      { ...o.monitor, scrapeIntervalMs: 0 },
+    );
+    this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
+    const limits = { ...DEFAULT_LIMITS, ...o.limits };
+    const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText());
+    const handler = new RequestHandler(dialect, {
+      clock: this.clock,
+      agent: this.agent,
+      log: this.#log,
+      legs: this.monitor,
+      // SMG reads a waiting request's body only once it is admitted.
+      bufferBodyBytes: 0,
+      maxBodyBytes: limits.maxBodyBytes,
+      onRecord: (r) => this.counters.record(r),
+    });
+    this.listener = new ServiceListener({
+      host: o.host ?? '127.0.0.1',
+      port: o.port ?? 30000,
+      valve: this.valve,
+      ...limits,
+      onRequest: (req, res, protocol) => handler.handle(req, res, protocol),
+      onFault: (k) => this.counters.fault(k),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.listener.listen();
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  metricsText(): string {
+    return renderPrometheus([
+      ...this.smg.collect(),
+      ...valveFamilies(this.valve),
+      ...this.monitor.collect(),
+      ...counterFamilies(this.counters),
+    ]);
+  }
+
+  async close(graceMs = 0): Promise<void> {
+    await this.listener.close(graceMs);
+    this.monitor.dispose();
+    this.smg.dispose();
+    this.clock.dispose();
+    this.agent.destroy();
+    await this.#log?.close();
+  }
+}
