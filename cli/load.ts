@@ -1,0 +1,112 @@
+/**
+ * `sluice load --target URL --scenario FILE [--out DIR] [--json] [--duration-scale X]`: drives a
+ * real target (the proxied gate, or engines directly) with the scenario's open-loop traffic and
+ * prints the summary in the simulator's format; with --out, also writes requests.csv,
+ * timeseries.csv, summary.json and load.json (how well the schedule was kept, inter-token
+ * latency, protocols, transport errors).
+ */
+import { mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { runLoad } from '../loadgen/driver/driver.js';
+import { prepareLoad } from '../loadgen/driver/scenario.js';
+import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
+import { loadScenario } from '../sim/scenario/load.js';
+import { intArg, reportError } from './errors.js';
+import { summaryText } from './summary-text.js';
+
+/** Parses a positive number flag value, naming the flag in the error. */
+export function positiveArg(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(`${flag}: ${JSON.stringify(value)} is not a positive number`);
+    return n;
+  };
+}
+
+interface LoadFlags {
+  target: string;
+  scenario: string;
+  out?: string;
+  json?: boolean;
+  durationScale?: number;
+  seed?: number;
+  graceS?: number;
+  model?: string;
+}
+
+export function loadCommand(): Command {
+  return new Command('load')
+    .description(
+      "drive a real target with a scenario's open-loop traffic (latency from scheduled send times)",
+    )
+    .requiredOption('--target <url>', 'base URL of the target, e.g. http://127.0.0.1:8080')
+    .requiredOption('--scenario <file>', 'scenario file (YAML)')
+    .option(
+      '--out <dir>',
+      'write requests.csv, timeseries.csv, summary.json and load.json into this directory',
+    )
+    .option('--json', 'print the summary as one JSON object')
+    .option(
+      '--duration-scale <x>',
+      "multiply the scenario's times by x (rates kept): 0.1 runs a tenth of it",
+      positiveArg('--duration-scale'),
+    )
+    .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
+    .option(
+      '--grace-s <s>',
+      'after the end, let requests in flight finish for this long (default 0, as the simulator)',
+      positiveArg('--grace-s'),
+    )
+    .option('--model <name>', 'the "model" field of the requests (omitted by default)')
+    .action(async (opts: LoadFlags) => {
+      try {
+        const scenario = await loadScenario(opts.scenario);
+        const prepared = await prepareLoad(scenario, {
+          ...(opts.durationScale === undefined ? {} : { durationScale: opts.durationScale }),
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+        });
+        for (const w of prepared.warnings) process.stderr.write(`sluice load: note: ${w}\n`);
+        if (opts.out) mkdirSync(opts.out, { recursive: true });
+        const sink: RunSink = opts.out ? new FileSink(opts.out, []) : new MemorySink(false);
+        const tty = process.stderr.isTTY === true && !opts.json;
+        const result = await runLoad({
+          ...prepared,
+          target: opts.target,
+          sink,
+          ...(opts.graceS === undefined ? {} : { graceMs: opts.graceS * 1000 }),
+          ...(opts.model === undefined ? {} : { payload: { model: opts.model } }),
+          ...(tty
+            ? { onSecond: (t: number, n: number) => process.stderr.write(`\r${t} s, ${n} in flight   `) }
+            : {}),
+        });
+        if (tty) process.stderr.write('\n');
+        const extras = {
+          target: opts.target,
+          duration_scale: prepared.durationScale,
+          schedule: result.schedule,
+          itl_ms: result.itl_ms,
+          protocols: result.protocols,
+          transport_errors: result.transport_errors,
+          warnings: prepared.warnings,
+        };
+        if (opts.out) await writeFile(join(opts.out, 'load.json'), `${JSON.stringify(extras, null, 2)}\n`);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(result.summary)}\n`);
+          return;
+        }
+        const s = result.schedule;
+        process.stdout.write(summaryText(result.summary));
+        process.stdout.write(
+          `schedule      ${s.sends} sends, ${s.late_sends} late by > 10 ms (lag p50 ${s.lag_p50_ms} p99 ${s.lag_p99_ms} max ${s.lag_max_ms} ms)${s.kept_schedule ? '' : ': the driver could not keep the schedule'}\n` +
+            `ITL ms        ${result.itl_ms.count === 0 ? '-' : `p50 ${result.itl_ms.p50} p95 ${result.itl_ms.p95} max ${result.itl_ms.max}`}\n` +
+            `protocols     HTTP/1.1 ${result.protocols.http1}, HTTP/2 ${result.protocols.h2}\n`,
+        );
+        if (opts.out) process.stdout.write(`outputs in ${opts.out}\n`);
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}

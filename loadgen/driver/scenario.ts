@@ -1,0 +1,88 @@
+/**
+ * A scenario as a load run: its client setup (time-scaled with `--duration-scale`), the trace
+ * records it replays (read up to the scaled end), and the gate facts the summary carries (dialect
+ * and configured ceilings, resolved by the gate core itself from the scenario's gate section).
+ */
+import { readTrace } from '../../sim/clients/trace-files.js';
+import type { TraceRecord } from '../../sim/clients/trace-parse.js';
+import { Simulator } from '../../sim/kernel/simulator.js';
+import { buildAdmission } from '../../sim/run/admission.js';
+import type { RunSummary } from '../../sim/run/records.js';
+import { toClientConfig } from '../../sim/scenario/client-config.js';
+import type { Scenario } from '../../sim/scenario/resolve.js';
+import { scaleSetup } from '../shared/scale.js';
+import type { LoadSetup } from '../shared/schedule.js';
+import type { LoadOptions } from './driver.js';
+
+/** Most trace records read for one run. */
+const MAX_TRACE_RECORDS = 2_000_000;
+
+/** A scenario prepared for a load run (everything but the target). */
+export interface PreparedLoad extends Omit<LoadOptions, 'target'> {
+  durationScale: number;
+  /** Things of the scenario the open-loop driver does not do. */
+  warnings: string[];
+}
+
+/** The dialect and configured ceilings of a scenario's gate, as the simulator reports them. */
+export function gateFacts(scenario: Scenario): {
+  dialect: 'loxilb' | 'smg';
+  ceilings: RunSummary['ceilings'];
+} {
+  const admission = buildAdmission(scenario.gate, new Simulator(), {
+    granted: () => 'gone',
+    ended: () => {},
+  });
+  const p = admission.pool();
+  return {
+    dialect: admission.dialect,
+    ceilings: {
+      max_outstanding: p.bucket ? p.bucket.capacity : p.cfg.maxOutstanding,
+      queue_depth: p.cfg.queueDepth,
+      queue_wait_ms: p.cfg.queueWaitMs,
+    },
+  };
+}
+
+/** Prepares `scenario` for a load run, its times scaled by `durationScale`. */
+export async function prepareLoad(
+  scenario: Scenario,
+  opts: { durationScale?: number; seed?: number } = {},
+): Promise<PreparedLoad> {
+  const x = opts.durationScale ?? 1;
+  const setup = scaleSetup(toClientConfig(scenario) as LoadSetup & ReturnType<typeof toClientConfig>, x);
+  const endMs = scenario.duration_s * 1000 * x;
+  const warmupMs = scenario.warmup_s * 1000 * x;
+  const warnings: string[] = [];
+  if (setup.closedLoop !== undefined)
+    warnings.push(
+      'closed_loop users are not sent: the driver is open loop (arrival processes and traces only)',
+    );
+  if (scenario.timeline.some((e) => e.event !== 'workload_shift'))
+    warnings.push(
+      'timeline events other than workload_shift act on the gate and engines, not on the load: not applied',
+    );
+  let traceRecords: TraceRecord[] | undefined;
+  const tr = setup.trace;
+  if (tr !== undefined) {
+    traceRecords = [];
+    const limit = Math.min(tr.limit ?? MAX_TRACE_RECORDS, MAX_TRACE_RECORDS);
+    for await (const rec of readTrace(tr.path, { format: tr.format, limit })) {
+      if (tr.startMs + rec.atMs / tr.speedup >= endMs) break;
+      traceRecords.push(rec);
+    }
+  }
+  const gate = gateFacts(scenario);
+  return {
+    setup,
+    seed: opts.seed ?? scenario.seed,
+    endMs,
+    warmupMs,
+    scenario: scenario.name,
+    dialect: gate.dialect,
+    ceilings: gate.ceilings,
+    durationScale: x,
+    warnings,
+    ...(traceRecords ? { traceRecords } : {}),
+  };
+}
