@@ -15,7 +15,7 @@ import {
 } from './config.js';
 import type { Refusal } from './decisions.js';
 import { declaredFields, type FcEffective, fcEffective } from './effective.js';
-import { EndpointState } from './endpoints.js';
+import { type EndpointRole, EndpointState } from './endpoints.js';
 import { GateError } from './errors.js';
 import { PARKED_REQUEST_MIB } from './fields.js';
 import {
@@ -26,6 +26,7 @@ import {
   Pool,
   type Ticket,
 } from './pool.js';
+import type { Waiter } from './queue.js';
 import { endpointId, nonGateFingerprint, type ParsedRule, parseRule, type RuleEndpoint } from './rule.js';
 
 /** Period of the sweep and of the adaptive step, in ms. */
@@ -65,6 +66,17 @@ interface StoredRule {
 export interface RuleView {
   serviceArguments: Record<string, unknown> & { fc_effective?: FcEffective };
   endpoints: RuleEndpoint[];
+}
+
+/** A pool's endpoints as a host's scraper and health prober see them. */
+export interface TelemetryTarget {
+  key: string;
+  service: string;
+  /** True when the pool's ceiling follows engine telemetry (scrape it). */
+  adaptive: boolean;
+  /** How long a scraped value is trusted, ms. */
+  staleMs: number;
+  endpoints: { id: string; role: EndpointRole; healthy: boolean }[];
 }
 
 /** The maintenance read-back. */
@@ -200,9 +212,27 @@ export class Gate {
     return pool.admit(req, context);
   }
 
-  /** Ends a waiting request whose client went away (no-op once it has a permit or has ended). */
-  cancel(key: string, ticket: Ticket): void {
-    this.#rules.get(key)?.pool?.cancel(ticket);
+  /**
+   * Ends a waiting request whose client went away (no-op once it has a permit
+   * or has ended). The ticket knows its pool, so a re-created rule's new pool
+   * is never touched; `key` is kept for symmetry with `admit`.
+   */
+  cancel(_key: string, ticket: Ticket): void {
+    (ticket as Waiter).owner.cancel(ticket as Waiter);
+  }
+
+  /**
+   * What a host must watch for each gated pool: its endpoints (to probe and,
+   * when the pool adapts, to scrape for `vllm:num_requests_waiting`).
+   */
+  telemetryTargets(): TelemetryTarget[] {
+    return this.pools().map(({ key, service, pool }) => ({
+      key,
+      service,
+      adaptive: pool.cfg.adaptive && pool.cfg.maxOutstanding > 0 && pool.cfg.mode !== 'off',
+      staleMs: pool.cfg.telemetryStaleMs,
+      endpoints: pool.endpoints.map((e) => ({ id: e.id, role: e.role, healthy: e.healthy })),
+    }));
   }
 
   /** Records a scraped `vllm:num_requests_waiting` for an endpoint of rule `key`. */

@@ -189,6 +189,15 @@ export class Pool implements PermitOwner {
         : this.cfg.decodeMaxInflight;
   }
 
+  /** The largest per-endpoint ceiling in force among healthy endpoints of `role` (warm-up included; 0 = none). */
+  #roleCapInForce(role: EndpointRole): number {
+    const now = this.#o.clock.now();
+    let cap = 0;
+    for (const ep of this.endpoints)
+      if (ep.role === role && ep.healthy) cap = Math.max(cap, this.capOf(ep, now));
+    return cap === 0 ? this.roleCap(role) : cap;
+  }
+
   /** The ceiling in force on `ep` right now (warm-up included). */
   capOf(ep: EndpointState, nowMs = this.#o.clock.now()): number {
     return endpointCap(ep, this.roleCap(ep.role), this.cfg.warmupMs, nowMs);
@@ -276,6 +285,7 @@ export class Pool implements PermitOwner {
         bodyBuffered,
         req.preferredEndpoint,
         context,
+        this,
       );
       this.queue.push(w);
       this.#count('queued');
@@ -353,7 +363,7 @@ export class Pool implements PermitOwner {
   }
 
   #refusal(reason: DecisionReason, bodyBuffered: boolean, ceiling: Ceiling, queuedMs?: number): Refusal {
-    const limit = ceiling === 'endpoint' ? this.cfg.epMaxInflight : this.effective;
+    const limit = ceiling === 'endpoint' ? this.#roleCapInForce('normal') : this.effective;
     return makeRefusal(
       reason,
       { inflight: this.inflight, queued: this.queue.length, limit },
@@ -638,7 +648,7 @@ export class Pool implements PermitOwner {
       this.#count(reason);
       return {
         ...this.#refusal(reason, true, 'endpoint'),
-        headers: { inflight: this.inflight, queued: this.queue.length, limit: this.roleCap(role) },
+        headers: { inflight: this.inflight, queued: this.queue.length, limit: this.#roleCapInForce(role) },
       };
     }
     if (p.tracked && !p.released) ep.inflight++;

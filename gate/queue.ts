@@ -14,6 +14,11 @@ export const WAITER_GRANTED = 1;
 export const WAITER_ENDED = 2;
 export type WaiterState = typeof WAITER_QUEUED | typeof WAITER_GRANTED | typeof WAITER_ENDED;
 
+/** What a waiter's pool offers it: ending its wait when its client goes away. */
+export interface WaiterOwner {
+  cancel(w: Waiter): void;
+}
+
 /** A request waiting for a unit. Hosts see it as a `Ticket`. */
 export class Waiter {
   state: WaiterState = WAITER_QUEUED;
@@ -36,6 +41,7 @@ export class Waiter {
     readonly bodyBuffered: boolean,
     readonly preferredEndpoint: string | undefined,
     readonly context: unknown,
+    readonly owner: WaiterOwner,
   ) {}
 }
 

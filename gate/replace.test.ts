@@ -225,3 +225,52 @@ describe('runtime replace', () => {
     expect(h.pool.capOf(h.pool.endpoints.find((e) => e.id === EP1)!)).toBe(8);
   });
 });
+
+describe('review follow-ups', () => {
+  it('refuses unknown keys inside an api_key_auth object', () => {
+    const h = new Harness();
+    expect(() =>
+      h.gate.apply(rule({}, undefined, { api_key_auth: { mode: 'required', colour: 'red' } })),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'SLUICE_E_FIELD_UNKNOWN',
+        field: 'serviceArguments.api_key_auth.colour',
+      }),
+    );
+    expect(() =>
+      h.gate.apply(rule({}, undefined, { api_key_auth: { mode: 'jwt', tenant_claim: 'org' } })),
+    ).not.toThrow();
+  });
+
+  it('cancels a waiter on its own pool even after the rule was re-created', () => {
+    const h = new Harness();
+    h.gate.apply(rule(ENFORCE));
+    h.permit();
+    h.permit();
+    const t = h.ticket({}, 'w');
+    h.gate.apply(rule(ENFORCE, [{ endpointIP: '198.51.100.11', targetPort: 8000, weight: 3 }]));
+    h.permit();
+    h.permit();
+    h.ticket({}, 'new');
+    h.gate.cancel(KEY, t);
+    expect(h.pool.queue.length).toBe(1);
+    expect(h.count('cancelled')).toBe(0);
+  });
+
+  it('lists the telemetry targets of each gated pool', () => {
+    const h = new Harness();
+    h.gate.apply(rule({ ...ENFORCE, fc_adaptive: 'on', fc_telemetry_stale_ms: 20000 }));
+    expect(h.gate.telemetryTargets()).toEqual([
+      {
+        key: KEY,
+        service: '192.0.2.10:8080',
+        adaptive: true,
+        staleMs: 20000,
+        endpoints: [
+          { id: EP1, role: 'normal', healthy: true },
+          { id: '198.51.100.12:8000', role: 'normal', healthy: true },
+        ],
+      },
+    ]);
+  });
+});

@@ -84,9 +84,15 @@ const apiKeyAuth: Check = (v, where) => {
     );
   }
   const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (k !== 'mode' && k !== 'tenant_claim') {
+      throw new GateError('SLUICE_E_FIELD_UNKNOWN', `${where}.${k}`, o[k], 'mode, tenant_claim');
+    }
+  }
   if (o.mode === undefined)
     throw new GateError('SLUICE_E_FIELD_MISSING', `${where}.mode`, undefined, 'a mode');
   oneOf(...API_KEY_MODES)(o.mode, `${where}.mode`);
+  if (o.tenant_claim !== undefined) isString(o.tenant_claim, `${where}.tenant_claim`);
 };
 
 /** serviceArguments fields outside the gate that a rule may carry, with their checks. */

@@ -79,3 +79,14 @@ describe('warm-up after a return to service', () => {
     expect(h.pool.capOf(h.pool.endpoints[0]!)).toBe(1);
   });
 });
+
+describe('the limit header during warm-up', () => {
+  it('carries the ramped endpoint ceiling in force, not the configured one', () => {
+    const h = warming({ fc_max_outstanding: 0 });
+    h.gate.setEndpointHealth(KEY, EP1, false);
+    h.gate.setEndpointHealth(KEY, EP1, true);
+    h.permit();
+    h.permit();
+    expect(h.refusal({ protocol: 'h2' }).headers.limit).toBe(2);
+  });
+});
