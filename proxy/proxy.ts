@@ -211,15 +211,15 @@ export class LoxiProxy implements Controller {
 
   #syncMonitor(): void {
     const rules = [];
-    for (const { key, service, pool } of this.gate.pools()) {
+    for (const { key, service, adaptive, endpoints } of this.gate.telemetryTargets()) {
       const svc = this.#services.get(key);
       if (!svc) continue;
       rules.push({
         key,
         service,
-        adaptive: pool.cfg.adaptive && pool.cfg.maxOutstanding > 0,
+        adaptive,
         gated: true,
-        endpoints: pool.endpoints.map((e) => {
+        endpoints: endpoints.map((e) => {
           const t = svc.dialect.target(e.id)!;
           return { id: e.id, host: t.host, port: t.port };
         }),
