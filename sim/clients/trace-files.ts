@@ -6,6 +6,14 @@
 import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { createInterface } from 'node:readline';
+import {
+  type DecisionLogDefaults,
+  isReplayed,
+  parseDecisionLogLine,
+  reorderByArrival,
+  serviceMsOf,
+} from './decision-log.js';
+import { TraceFormatError } from './errors.js';
 import { type TokenHistograms, tokenHistograms } from './trace-empirical.js';
 import {
   type AzureColumns,
@@ -17,8 +25,8 @@ import {
   type TraceRecord,
 } from './trace-parse.js';
 
-/** Formats the readers understand. */
-export type TraceFormat = 'azure' | 'mooncake';
+/** Formats the readers understand: Azure CSV, Mooncake JSONL, and the proxy's JSONL decision log. */
+export type TraceFormat = 'azure' | 'mooncake' | 'jsonl';
 
 /** Options of the trace readers. */
 export interface TraceReadOptions {
@@ -26,6 +34,22 @@ export interface TraceReadOptions {
   name?: string;
   /** Stop after this many records. Default: all. */
   limit?: number;
+  /** Skip lines that cannot be read (reporting each to `onBadLine`) instead of failing. Default false. */
+  skipBadLines?: boolean;
+  /** Called with the error of each skipped line. */
+  onBadLine?: (err: TraceFormatError) => void;
+}
+
+/** Runs `read`; with skipBadLines, a TraceFormatError skips the line instead of failing. */
+function guarded<T>(options: TraceReadOptions, read: () => T): T | undefined {
+  if (!options.skipBadLines) return read();
+  try {
+    return read();
+  } catch (e) {
+    if (!(e instanceof TraceFormatError)) throw e;
+    options.onBadLine?.(e);
+    return undefined;
+  }
 }
 
 /** Lines of a text file, 1-based, streamed; `\r\n` and `\n` both end a line. */
@@ -67,7 +91,10 @@ export async function* readAzureTrace(
       continue;
     }
     const ref = { file, line };
-    yield normalise(parseAzureLine(text, ref, columns), ref);
+    const cols = columns;
+    const r = guarded(options, () => normalise(parseAzureLine(text, ref, cols), ref));
+    if (r === undefined) continue;
+    yield r;
     n += 1;
   }
 }
@@ -88,7 +115,9 @@ export async function* readMooncakeTrace(
     if (n >= limit) return;
     if (text.trim() === '') continue;
     const ref = { file, line };
-    yield normalise(parseMooncakeLine(text, ref), ref);
+    const r = guarded(options, () => normalise(parseMooncakeLine(text, ref), ref));
+    if (r === undefined) continue;
+    yield r;
     n += 1;
   }
 }
@@ -112,9 +141,63 @@ export function readTrace(
   const format = options.format ?? traceFormatOf(path);
   if (format === 'azure') return readAzureTrace(path, options);
   if (format === 'mooncake') return readMooncakeTrace(path, options);
+  if (format === 'jsonl') return readDecisionLog(path, options);
   throw new Error(
     `${path}: unknown trace format; name it .csv (Azure) or .jsonl (Mooncake), or give the format`,
   );
+}
+
+/** Reorder window of a decision-log replay, ms: longer requests may come out late. */
+export const DECISION_LOG_WINDOW_MS = 600_000;
+
+/**
+ * Streams the proxy's JSONL decision log as a trace in arrival order (see
+ * `decision-log.ts`). Requests refused before the gate (401, 413) are left
+ * out; lines without token counts take `defaults`. Each record carries the
+ * recorded service time and TTFT of requests that ran.
+ */
+export async function* readDecisionLog(
+  path: string,
+  options: TraceReadOptions & { windowMs?: number; defaults?: DecisionLogDefaults } = {},
+): AsyncGenerator<TraceRecord> {
+  const file = options.name ?? basename(path);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const defaults = options.defaults ?? { promptTokens: 512, outputTokens: 128 };
+  async function* rows(): AsyncGenerator<{ record: TraceRecord; endMs: number }> {
+    for await (const { text, line } of readLines(path)) {
+      if (text.trim() === '' || !isReplayed(text)) continue;
+      const ref = { file, line };
+      const row = guarded(options, () => parseDecisionLogLine(text, ref));
+      if (row === undefined) continue;
+      const ran = row.outcome === 'completed';
+      const record: TraceRecord = {
+        atMs: row.arrivalMs,
+        promptTokens: Math.max(1, row.promptTokens ?? defaults.promptTokens),
+        outputTokens: Math.max(1, row.outputTokens ?? defaults.outputTokens),
+        line,
+        inference: row.inference,
+        protocol: row.protocol,
+        ...(row.tenant === undefined ? {} : { tenant: row.tenant }),
+        ...(ran
+          ? {
+              recorded: {
+                serviceMs: serviceMsOf(row),
+                ...(row.ttftMs === undefined ? {} : { ttftMs: row.ttftMs }),
+              },
+            }
+          : {}),
+      };
+      yield { record, endMs: row.arrivalMs + row.durationMs };
+    }
+  }
+  let base: number | undefined;
+  let n = 0;
+  for await (const r of reorderByArrival(rows(), options.windowMs ?? DECISION_LOG_WINDOW_MS)) {
+    if (n >= limit) return;
+    base ??= r.atMs;
+    yield { ...r, atMs: Math.max(0, r.atMs - base) };
+    n += 1;
+  }
 }
 
 /** Empirical prompt and output token distributions of a trace file, read in one streaming pass. */

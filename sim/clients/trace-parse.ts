@@ -23,6 +23,20 @@ export interface TraceRecord {
   prefixHashIds?: readonly number[];
   /** 1-based line of the record in its file. */
   line: number;
+  /** False for a non-inference request (decision logs). Default true. */
+  inference?: boolean;
+  /** The protocol it came over (decision logs). */
+  protocol?: 'http1' | 'h2';
+  /** Timing recorded by a gateway for a request that ran (decision logs). */
+  recorded?: RecordedTiming;
+}
+
+/** How long a request ran on its engine, as a gateway recorded it. */
+export interface RecordedTiming {
+  /** Admission → end, ms. */
+  serviceMs: number;
+  /** Admission → first data event, ms (streamed responses). */
+  ttftMs?: number;
 }
 
 /** Where a line comes from, for error messages. */

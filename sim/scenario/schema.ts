@@ -432,7 +432,7 @@ export const closedLoopSchema = z
       'Closed-loop users: each sends, waits for the end, thinks, sends again. Tenants are drawn by weight.',
   });
 
-export const TRACE_FORMATS = ['azure', 'mooncake'] as const;
+export const TRACE_FORMATS = ['azure', 'mooncake', 'jsonl'] as const;
 
 /** Replay of a trace file. */
 export const traceSchema = z
@@ -444,7 +444,9 @@ export const traceSchema = z
     format: z
       .enum(TRACE_FORMATS)
       .optional()
-      .describe('azure (CSV) or mooncake (JSONL). Default: by extension, .csv or .jsonl.'),
+      .describe(
+        "azure (CSV), mooncake (JSONL) or jsonl (the proxy's decision log, replayed in arrival order with its recorded timings). Default: by extension, .csv azure or .jsonl mooncake.",
+      ),
     speedup: positive().default(1).describe('Time compression: 2 replays the trace twice as fast.'),
     start_ms: nonNegative().default(0).describe('Virtual time of the first record, ms.'),
     limit: z
