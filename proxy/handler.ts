@@ -331,7 +331,8 @@ export class RequestHandler implements ExchangeOwner {
       },
       failed: (kind) => {
         ex.release();
-        if (kind !== 'body_too_large') this.deps.legs?.legFailed(this.dialect.service, t.id);
+        // A leg cut because the client left says nothing about the endpoint's health.
+        if (kind !== 'body_too_large' && !ex.gone) this.deps.legs?.legFailed(this.dialect.service, t.id);
         ex.outcome = 'failed';
         ex.reason = kind === 'body_too_large' ? 'body_too_large' : 'backend_error';
         if (ex.gone) return;

@@ -130,6 +130,27 @@ describe('clients that go away', () => {
     expect(await until(() => cancelled() !== undefined, 2000)).toBe(true);
     expect(cancelled()?.status).toBe(200);
   });
+
+  test('clients leaving mid-stream, more often than the breaker threshold, do not take the endpoint out', async () => {
+    const port = await queuedRule();
+    for (let i = 0; i < 4; i++) {
+      await new Promise<void>((resolve) => {
+        const q = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', agent: false },
+          (res) => {
+            res.once('data', () => {
+              q.destroy();
+              resolve();
+            });
+          },
+        );
+        q.on('error', () => {});
+        q.end(JSON.stringify({ stream: true, hold_ms: 5000 }));
+      });
+      await settled();
+    }
+    expect((await infer(port, { hold: 1 })).status).toBe(200);
+  });
 });
 
 describe('backend faults', () => {
