@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { checkCommand } from './check.js';
+import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
+import { fidelityCommand } from './fidelity.js';
 import { k6PlanCommand } from './k6-plan.js';
 import { loadCommand } from './load.js';
 import { mergeCommand } from './merge.js';
@@ -35,6 +37,8 @@ export function buildProgram(): Command {
   program.addCommand(sizeCommand());
   program.addCommand(mergeCommand());
   program.addCommand(checkCommand());
+  program.addCommand(cliffCommand());
+  program.addCommand(fidelityCommand());
   return program;
 }
 

@@ -1,0 +1,131 @@
+/**
+ * `sluice cliff --scenario FILE [--engines N] [--profile NAME] [--rates A:B:STEP] [--target URL]
+ * [--out DIR] [--step-s S] [--time-scale X] [--haproxy] [--modes LIST] [--json]`: starts emulated
+ * engines and the proxy on loopback (or drives a given target), steps offered load through and
+ * past saturation with the gate off, in observe and in enforce, and writes the cliff report
+ * (goodput, throughput, shed rate and p95 TTFT against offered load per mode). With --haproxy,
+ * a fourth line for HAProxy 2.6 in front of the same engines (skipped, exit 0, when it is not
+ * installed).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import type { GateMode } from '../loadgen/cliff/bench.js';
+import { type CliffResult, runCliff } from '../loadgen/cliff/cliff.js';
+import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
+import { defaultRates, parseRates, RatesError } from '../loadgen/cliff/rates.js';
+import { writeCliffOutputs } from '../loadgen/cliff/report.js';
+import { scenarioRate } from '../loadgen/cliff/scale-scenario.js';
+import { loadScenario } from '../sim/scenario/load.js';
+import { intArg, reportError, UsageError } from './errors.js';
+import { positiveArg } from './load.js';
+
+interface CliffFlags {
+  scenario: string;
+  engines?: number;
+  profile?: string;
+  rates?: string;
+  target?: string;
+  out?: string;
+  stepS: number;
+  timeScale: number;
+  haproxy?: boolean;
+  modes: string;
+  json?: boolean;
+  seed?: number;
+}
+
+const MODES: readonly GateMode[] = ['off', 'observe', 'enforce'];
+
+/** Parses `--modes off,enforce`. */
+function modesArg(v: string): GateMode[] {
+  const out = v.split(',').map((m) => m.trim());
+  for (const m of out)
+    if (!MODES.includes(m as GateMode))
+      throw new InvalidArgumentError(`--modes: ${JSON.stringify(m)} is not one of ${MODES.join(', ')}`);
+  return out as GateMode[];
+}
+
+const cell = (v: number | null, w: number): string =>
+  (v === null ? '-' : String(Math.round(v * 100) / 100)).padStart(w);
+
+/** The steps as a text table. */
+export function cliffText(r: CliffResult): string {
+  const lines = [
+    `cliff ${r.scenario} (engine time)`,
+    `  ${'line'.padEnd(8)} ${'offered'.padStart(8)} ${'goodput'.padStart(8)} ${'thruput'.padStart(8)} ${'shed'.padStart(6)} ${'TTFT p95'.padStart(9)}`,
+    ...r.steps.map(
+      (s) =>
+        `  ${s.line.padEnd(8)} ${cell(s.offered_rps, 8)} ${cell(s.goodput_rps, 8)} ${cell(s.throughput_rps, 8)} ${cell(s.shed_rate, 6)} ${cell(s.ttft_p95_ms, 9)}`,
+    ),
+    ...r.notes.map((n) => `note: ${n}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The `sluice cliff` command. */
+export function cliffCommand(): Command {
+  return new Command('cliff')
+    .description(
+      'step offered load past saturation against the proxied gate (off, observe, enforce) and write the cliff report',
+    )
+    .requiredOption('--scenario <file>', 'scenario file (YAML): request shapes, SLOs and the gate rule')
+    .option(
+      '--engines <n>',
+      "emulated engines to start (default: the scenario's)",
+      intArg('--engines', 1, 64),
+    )
+    .option('--profile <name>', "engine profile (fixed, a deployment, exponential; default: the scenario's)")
+    .option(
+      '--rates <a:b:step>',
+      'offered loads, req/s of engine time (default: 0.5, 1, 1.5, 2, 3 x the scenario rate)',
+    )
+    .option('--target <url>', 'drive this running gate instead of starting engines and a proxy (one line)')
+    .option('--out <dir>', 'output directory (default out/cliff-<scenario>)')
+    .option('--step-s <s>', 'real seconds per step', positiveArg('--step-s'), 4)
+    .option(
+      '--time-scale <x>',
+      'engine ms per real ms (10: a 10 s engine step takes 1 s)',
+      positiveArg('--time-scale'),
+      1,
+    )
+    .option('--haproxy', 'add a line for HAProxy 2.6 in front of the same engines (if installed)')
+    .option('--modes <list>', 'gate modes to run, comma-separated', 'off,observe,enforce')
+    .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
+    .option('--json', 'print the steps as one JSON object')
+    .action(async (opts: CliffFlags) => {
+      try {
+        if (opts.timeScale < 1 || opts.timeScale > 1000)
+          throw new UsageError(`--time-scale: ${opts.timeScale} is not a number from 1 to 1000`);
+        if (opts.stepS > 600) throw new UsageError(`--step-s: ${opts.stepS} is above 600`);
+        const modes = modesArg(opts.modes);
+        const scenario = await loadScenario(opts.scenario);
+        const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
+        const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
+        const result = await runCliff(scenario, {
+          rates,
+          modes,
+          stepS: opts.stepS,
+          timeScale: opts.timeScale,
+          ...(opts.engines === undefined ? {} : { engines: opts.engines }),
+          ...(opts.profile === undefined ? {} : { profile: opts.profile }),
+          ...(opts.target === undefined ? {} : { target: opts.target }),
+          ...(opts.haproxy ? { haproxy: true } : {}),
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+          ...(say ? { progress: say } : {}),
+        });
+        if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
+        const out = opts.out ?? join('out', `cliff-${scenario.name}`);
+        mkdirSync(out, { recursive: true });
+        await writeCliffOutputs(out, result);
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(result)}\n`
+            : `${cliffText(result)}report in ${join(out, 'report')}\n`,
+        );
+      } catch (err) {
+        const usage = err instanceof UnsupportedScenarioError || err instanceof RatesError;
+        reportError(usage ? new UsageError((err as Error).message) : err);
+      }
+    });
+}

@@ -1,0 +1,99 @@
+/**
+ * `sluice fidelity --scenario FILE [--json] [--time-scale X] [--duration-scale X] [--seed N]`:
+ * runs the scenario in the simulator and for real (the proxy in front of emulated engines on
+ * loopback, the open-loop driver) and prints the differences: goodput, refusals by reason, TTFT
+ * p50/p95, queue wait. Signed relative differences are (real - simulated) / simulated; null where
+ * the simulated value is 0 and the real one is not.
+ */
+import { Command } from 'commander';
+import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
+import type { Pair } from '../loadgen/fidelity/compare.js';
+import { type FidelityResult, runFidelity } from '../loadgen/fidelity/fidelity.js';
+import { loadScenario } from '../sim/scenario/load.js';
+import { intArg, reportError, UsageError } from './errors.js';
+import { positiveArg } from './load.js';
+
+interface FidelityFlags {
+  scenario: string;
+  json?: boolean;
+  timeScale?: number;
+  durationScale?: number;
+  seed?: number;
+}
+
+const pct = (d: number | null): string =>
+  d === null ? 'n/a' : `${d >= 0 ? '+' : ''}${(d * 100).toFixed(1)} %`;
+const num = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(2));
+
+/** The comparison as aligned text. */
+export function fidelityText(r: FidelityResult): string {
+  const row = (name: string, p: Pair | undefined) =>
+    p
+      ? `  ${name.padEnd(22)} ${num(p.simulated).padStart(10)} ${num(p.real).padStart(10)} ${pct(p.rel_diff).padStart(9)}`
+      : '';
+  const f = r.figures;
+  const lines = [
+    `fidelity ${r.scenario} (seed ${r.seed}, duration scale ${r.duration_scale}, time scale ${r.time_scale})`,
+    `  ${'figure'.padEnd(22)} ${'simulated'.padStart(10)} ${'real'.padStart(10)} ${'diff'.padStart(9)}`,
+    row('goodput req/s', f.goodput_rps),
+    row('throughput req/s', f.throughput_rps),
+    row('refusals', f.sheds),
+    ...Object.entries(r.sheds_by_reason).map(([k, p]) => row(`  ${k}`, p)),
+    row('TTFT p50 ms', f.ttft_p50_ms),
+    row('TTFT p95 ms', f.ttft_p95_ms),
+    f.ttft_streamed_p95_ms?.simulated || f.ttft_streamed_p95_ms?.real
+      ? row('TTFT p95 ms (streamed)', f.ttft_streamed_p95_ms)
+      : '',
+    row('queue wait p50 ms', f.queue_wait_p50_ms),
+    row('queue wait p95 ms', f.queue_wait_p95_ms),
+    row('offered', f.offered),
+  ].filter((l) => l !== '');
+  const t = r.targets;
+  const met = (name: string, c: FidelityResult['targets']['goodput']) =>
+    `${name} ${c.met === null ? 'undefined' : c.met ? 'met' : 'missed'} (${pct(c.rel_diff)} vs ±${c.target * 100} %)`;
+  lines.push(
+    `targets: ${met('goodput', t.goodput)}; ${met('refusals', t.sheds)}; ${met('TTFT p95', t.ttft_p95)}`,
+    `same arrivals: ${r.schedule_check.equal ? 'yes' : 'NO'} (${r.schedule_check.simulated} simulated, ${r.schedule_check.real} sent, largest send-time difference ${r.schedule_check.max_send_diff_ms} ms)`,
+    `real run: ${r.real_run.wall_s} s wall, ${r.real_run.late_sends} late sends (lag p99 ${r.real_run.schedule_lag_p99_ms} ms), engine step lag max ${r.real_run.engine_lag_max_ms} ms, in flight after ${r.real_run.inflight_after}, anomalies ${r.real_run.anomalies}`,
+    ...r.notes.map((n) => `note: ${n}`),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** The `sluice fidelity` command. */
+export function fidelityCommand(): Command {
+  return new Command('fidelity')
+    .description(
+      'run a scenario in the simulator and for real (proxy + emulated engines on loopback) and compare them',
+    )
+    .requiredOption('--scenario <file>', 'scenario file (YAML)')
+    .option('--json', 'print one JSON object (diffs, both summaries)')
+    .option(
+      '--time-scale <x>',
+      'run the real side on a clock x times faster (engines emulated at time scale x; rates * x, times / x)',
+      positiveArg('--time-scale'),
+    )
+    .option(
+      '--duration-scale <x>',
+      'run this share of the scenario on both sides (rates kept)',
+      positiveArg('--duration-scale'),
+    )
+    .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
+    .action(async (opts: FidelityFlags) => {
+      try {
+        if (opts.timeScale !== undefined && (opts.timeScale < 1 || opts.timeScale > 1000))
+          throw new UsageError(`--time-scale: ${opts.timeScale} is not a number from 1 to 1000`);
+        const scenario = await loadScenario(opts.scenario);
+        const tty = process.stderr.isTTY === true && !opts.json;
+        const result = await runFidelity(scenario, {
+          ...(opts.timeScale === undefined ? {} : { timeScale: opts.timeScale }),
+          ...(opts.durationScale === undefined ? {} : { durationScale: opts.durationScale }),
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+          ...(tty ? { progress: (l: string) => process.stderr.write(`sluice fidelity: ${l}\n`) } : {}),
+        });
+        process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : fidelityText(result));
+      } catch (err) {
+        reportError(err instanceof UnsupportedScenarioError ? new UsageError(err.message) : err);
+      }
+    });
+}

@@ -1,0 +1,100 @@
+/**
+ * The cliff test's parts (rates, scenario transforms, the HAProxy config) and a short real cliff:
+ * one M/M/8 emulated engine behind the proxy at time scale 10, enforce at three loads and the gate
+ * off past saturation. Loopback only, about 10 s.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadScenario } from '../../sim/scenario/load.js';
+import { runCliff } from './cliff.js';
+import { haproxyConfig } from './haproxy.js';
+import { defaultRates, parseRates, RatesError } from './rates.js';
+import { compressScenario, scenarioRate, shortenScenario, withArrival } from './scale-scenario.js';
+
+const CLIFF_SCENARIO = fileURLToPath(new URL('./cliff-mm8.yaml', import.meta.url));
+
+describe('rates', () => {
+  it('parses A:B:STEP, B included', () => {
+    expect(parseRates('8:40:8')).toEqual([8, 16, 24, 32, 40]);
+    expect(parseRates('1:2:0.5')).toEqual([1, 1.5, 2]);
+  });
+  it('refuses malformed and unbounded values', () => {
+    expect(() => parseRates('8:4:1')).toThrow(RatesError);
+    expect(() => parseRates('a:b:c')).toThrow(/A:B:STEP/);
+    expect(() => parseRates('1:1000:1')).toThrow(/more than/);
+  });
+  it('defaults around the scenario rate', () => {
+    expect(defaultRates(16)).toEqual([8, 16, 24, 32, 48]);
+  });
+});
+
+describe('scenario transforms', () => {
+  it('shortens times and keeps rates', async () => {
+    const s = await loadScenario(CLIFF_SCENARIO);
+    const short = shortenScenario(s, 0.5);
+    expect(short.duration_s).toBe(30);
+    expect(short.warmup_s).toBe(5);
+    expect(scenarioRate(short)).toBe(16);
+    expect(s.duration_s).toBe(60);
+  });
+  it('compresses times, rates, SLOs and gate windows', async () => {
+    const s = await loadScenario(CLIFF_SCENARIO);
+    const c = compressScenario(s, 10).scenario;
+    expect(c.duration_s).toBe(6);
+    expect(scenarioRate(c)).toBe(160);
+    expect(c.clients.ttft_slo_ms).toBe(150);
+    expect(c.clients.deadline_ms).toBe(500);
+    expect(c.gate.dialect === 'loxilb' && c.gate.rule.serviceArguments.fc_max_queue_wait_ms).toBe(100);
+  });
+  it('sets one arrival process per step', async () => {
+    const s = withArrival(await loadScenario(CLIFF_SCENARIO), 24, 20, 4);
+    expect(s.clients.arrival).toEqual({ kind: 'poisson', rate_per_sec: 24 });
+    expect([s.duration_s, s.warmup_s]).toEqual([20, 4]);
+  });
+});
+
+describe('HAProxy config', () => {
+  it('maps the ceiling, the queue bound and the queue wait', () => {
+    const cfg = haproxyConfig({
+      servers: [9001, 9002],
+      maxconnPerServer: 8,
+      queueDepth: 32,
+      queueWaitMs: 500,
+      port: 9000,
+    });
+    expect(cfg).toContain('server e0 127.0.0.1:9001 maxconn 8');
+    expect(cfg).toContain('server e1 127.0.0.1:9002 maxconn 8');
+    expect(cfg).toContain('{ queue(be_llm) ge 32 }');
+    expect(cfg).toContain('timeout queue          500ms');
+    expect(cfg).toContain('option http-no-delay');
+    expect(cfg).toContain('bind 127.0.0.1:9000');
+  });
+});
+
+describe('a short real cliff (loopback, time scale 10)', () => {
+  it('enforce keeps goodput past saturation, gate off loses it; nothing left in flight', async () => {
+    const s = await loadScenario(CLIFF_SCENARIO);
+    const common = { timeScale: 10, stepS: 2 };
+    const enforce = await runCliff(s, { ...common, modes: ['enforce'], rates: [8, 24, 40] });
+    const off = await runCliff(s, { ...common, modes: ['off'], rates: [40] });
+    const e = enforce.steps;
+    expect(e.map((p) => p.offered_rps)).toEqual([8, 24, 40]);
+    expect(enforce.points).toHaveLength(3);
+    for (const p of [...e, ...off.steps]) {
+      expect(p.inflight_after).toBe(0);
+      expect(p.anomalies).toBe(0);
+      expect(p.offered).toBeGreaterThan(0);
+    }
+    // Past saturation (16 req/s) enforce sheds and keeps most of the engine's goodput.
+    expect(e[2]!.shed_rate).toBeGreaterThan(0.3);
+    expect(e[2]!.goodput_rps).toBeGreaterThanOrEqual(off.steps[0]!.goodput_rps);
+    expect(e[2]!.goodput_rps).toBeGreaterThan(8);
+    expect(off.steps[0]!.shed_rate).toBe(0);
+    console.log(
+      'cliff (engine time):',
+      JSON.stringify(
+        [...e, ...off.steps].map((p) => [p.line, p.offered_rps, p.goodput_rps, p.shed_rate, p.ttft_p95_ms]),
+      ),
+    );
+  }, 40_000);
+});
