@@ -9,7 +9,14 @@ import type { Rng } from '../kernel/rng.js';
 import { Deque } from './deque.js';
 import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
-import type { Engine, EngineRequest, FinishedRequest, StepOutcome, SubmitResult } from './types.js';
+import type {
+  EngineRequest,
+  FinishedRequest,
+  RequestProgress,
+  StepOutcome,
+  SubmitResult,
+  TrackedEngine,
+} from './types.js';
 
 /** Configuration of an {@link ExponentialServerEngine}. */
 export interface ExponentialEngineConfig {
@@ -27,14 +34,16 @@ export interface ExponentialEngineConfig {
 /** Host calls may be this much early (ms) against `nextStepAt()`, to absorb rounding. */
 const EARLY_TOLERANCE_MS = 1e-6;
 
-interface Job<R extends EngineRequest> {
+interface Job<R extends EngineRequest> extends RequestProgress {
   readonly request: R;
   readonly arrivalMs: number;
   startMs: number;
   endMs: number;
+  /** 1 once the job has completed (its only appearance in `tokens`), else 0. */
+  emittedTokens: number;
 }
 
-export class ExponentialServerEngine<R extends EngineRequest = EngineRequest> implements Engine<R> {
+export class ExponentialServerEngine<R extends EngineRequest = EngineRequest> implements TrackedEngine<R> {
   readonly #cfg: ExponentialEngineConfig;
   readonly #waiting = new Deque<Job<R>>();
   #inService: Job<R>[] = [];
@@ -66,6 +75,14 @@ export class ExponentialServerEngine<R extends EngineRequest = EngineRequest> im
     return this.#waiting.length;
   }
 
+  get kvCacheUsage(): number {
+    return this.#metrics.kvCacheUsage;
+  }
+
+  progress(id: string): RequestProgress | undefined {
+    return this.#byId.get(id);
+  }
+
   submit(request: R, nowMs: number): SubmitResult {
     if (this.#byId.has(request.id)) return { accepted: false, reason: 'duplicate_id' };
     const job: Job<R> = {
@@ -73,6 +90,7 @@ export class ExponentialServerEngine<R extends EngineRequest = EngineRequest> im
       arrivalMs: request.arrivalMs ?? nowMs,
       startMs: Number.NaN,
       endMs: Number.NaN,
+      emittedTokens: 0,
     };
     this.#byId.set(request.id, job);
     this.#waiting.pushBack(job);
@@ -112,6 +130,7 @@ export class ExponentialServerEngine<R extends EngineRequest = EngineRequest> im
         continue;
       }
       this.#byId.delete(job.request.id);
+      job.emittedTokens = 1;
       done.push(job.request);
       const reason = job.request.finishReason ?? 'stop';
       finished.push({ request: job.request, reason, emittedTokens: job.request.outputTokens });

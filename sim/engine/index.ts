@@ -25,8 +25,8 @@ export {
 } from './metrics.js';
 export type { DeploymentProfile, DeploymentProfileId, EngineLimits, RooflineParams } from './profiles.js';
 export { DEPLOYMENT_PROFILES } from './profiles.js';
-export type { SchedSeq, SchedulerLimits, StepPlan } from './scheduler.js';
-export { batchShape, scheduleStep } from './scheduler.js';
+export type { SchedSeq, SchedulerLimits } from './scheduler.js';
+export { batchShape, StepPlan, scheduleStep } from './scheduler.js';
 export { SimEngineHost } from './sim-host.js';
 export type { BatchShape, ColdStart, FittedCoefficients, StepTimeModel } from './step-time.js';
 export {
@@ -43,7 +43,9 @@ export type {
   EngineRole,
   FinishedRequest,
   FinishReason,
+  RequestProgress,
   StepOutcome,
   SubmitRejection,
   SubmitResult,
+  TrackedEngine,
 } from './types.js';

@@ -35,76 +35,150 @@ export interface SchedulerLimits {
   readonly longPrefillTokenThreshold: number;
 }
 
-/** The plan for one step. `seqs[i]` computes `newTokens[i]` tokens. */
-export interface StepPlan<S extends SchedSeq> {
-  readonly seqs: S[];
-  readonly newTokens: number[];
-  /** Requests moved from WAITING to RUNNING in this pass. */
-  readonly admitted: S[];
-  readonly preempted: S[];
-  readonly shape: BatchShape;
+/**
+ * The plan for one step: `seqs[i]` computes `newTokens[i]` tokens, for i < `count`. The
+ * engine keeps one plan and passes it to every pass, so nothing is allocated per step: the
+ * contents are valid until the next pass.
+ */
+export class StepPlan<S extends SchedSeq> {
+  /** Scheduled sequences. They are always a prefix of RUNNING, in its order. */
+  count = 0;
+  /** Entries past `count` are undefined (a finished request is not kept alive here). */
+  readonly seqs: (S | undefined)[] = [];
+  readonly newTokens: number[] = [];
+  /** `seqs[admittedFrom .. count)` moved from WAITING to RUNNING in this pass. */
+  admittedFrom = 0;
+  /** Requests preempted in this pass (a new array after any pass that preempted). */
+  preempted: S[] = [];
+  /** The batch's shape, summed as the pass schedules. */
+  readonly shape: MutableBatchShape = {
+    numSeqs: 0,
+    numTokens: 0,
+    numPrefillTokens: 0,
+    numDecodeSeqs: 0,
+    contextTokens: 0,
+    prefillAttentionTokens2: 0,
+  };
 }
 
+type MutableBatchShape = { -readonly [K in keyof BatchShape]: BatchShape[K] };
+
 /**
- * Forms the next batch, mutating `running`, `waiting`, `kv` and the sequences' block counts
- * (but not their computed tokens, which advance when the step completes).
+ * Forms the next batch into `plan`, mutating `running`, `waiting`, `kv` and the sequences'
+ * block counts (but not their computed tokens, which advance when the step completes).
  */
 export function scheduleStep<S extends SchedSeq>(
   running: S[],
   waiting: Deque<S>,
   kv: BlockPool,
   limits: SchedulerLimits,
+  plan: StepPlan<S> = new StepPlan<S>(),
 ): StepPlan<S> {
-  const seqs: S[] = [];
-  const newTokens: number[] = [];
-  const admitted: S[] = [];
-  const preempted: S[] = [];
+  const blockSize = limits.blockSize;
+  const previousCount = plan.count;
+  clearPlan(plan);
   let budget = limits.maxNumBatchedTokens;
 
   let i = 0;
   while (i < running.length && budget > 0) {
     const seq = running[i] as S;
     const n = chunkSize(seq, budget, limits);
-    let scheduled = false;
-    for (;;) {
-      const need = blocksFor(seq.numComputedTokens + n, limits.blockSize) - seq.numBlocks;
-      if (kv.tryAllocate(Math.max(0, need))) {
-        seq.numBlocks += Math.max(0, need);
-        scheduled = true;
-        break;
-      }
-      const victim = running.pop() as S;
-      kv.release(victim.numBlocks);
-      victim.numBlocks = 0;
-      victim.numComputedTokens = 0;
-      waiting.pushFront(victim);
-      preempted.push(victim);
-      if (victim === seq) break;
+    if (!allocateFor(seq, n, kv, blockSize) && !preemptFor(seq, n, running, waiting, kv, blockSize, plan)) {
+      break;
     }
-    if (!scheduled) break;
-    seqs.push(seq);
-    newTokens.push(n);
+    addToPlan(plan, seq, n);
     budget -= n;
     i++;
   }
 
-  if (preempted.length === 0) {
+  plan.admittedFrom = plan.count;
+  if (plan.preempted.length === 0) {
     while (waiting.length > 0 && running.length < limits.maxNumSeqs && budget > 0) {
       const seq = waiting.peekFront() as S;
       const n = chunkSize(seq, budget, limits);
-      const need = blocksFor(seq.numComputedTokens + n, limits.blockSize) - seq.numBlocks;
-      if (!kv.tryAllocate(Math.max(0, need))) break;
-      seq.numBlocks += Math.max(0, need);
+      if (!allocateFor(seq, n, kv, blockSize)) break;
       waiting.popFront();
       running.push(seq);
-      admitted.push(seq);
-      seqs.push(seq);
-      newTokens.push(n);
+      addToPlan(plan, seq, n);
       budget -= n;
     }
   }
+  for (let k = plan.count; k < previousCount; k++) plan.seqs[k] = undefined;
+  return plan;
+}
 
-  return { seqs, newTokens, admitted, preempted, shape: batchShape(seqs, newTokens) };
+function clearPlan<S extends SchedSeq>(plan: StepPlan<S>): void {
+  plan.count = 0;
+  plan.admittedFrom = 0;
+  if (plan.preempted.length > 0) plan.preempted = [];
+  const s = plan.shape;
+  s.numSeqs = 0;
+  s.numTokens = 0;
+  s.numPrefillTokens = 0;
+  s.numDecodeSeqs = 0;
+  s.contextTokens = 0;
+  s.prefillAttentionTokens2 = 0;
+}
+
+/**
+ * Gives `seq` the blocks to hold `n` more computed tokens, if the pool has them. Most calls
+ * are decodes that still fit in the last block; they are answered without a division.
+ */
+function allocateFor(seq: SchedSeq, n: number, kv: BlockPool, blockSize: number): boolean {
+  const tokens = seq.numComputedTokens + n;
+  if (tokens <= seq.numBlocks * blockSize) return true;
+  const need = blocksFor(tokens, blockSize) - seq.numBlocks;
+  if (!kv.tryAllocate(need)) return false;
+  seq.numBlocks += need;
+  return true;
+}
+
+/**
+ * Preempts the newest RUNNING request (free its blocks, reset its computed tokens, put it at
+ * the front of WAITING) until `seq` gets its blocks.
+ * @returns false if `seq` itself had to go, which ends the pass over RUNNING
+ */
+function preemptFor<S extends SchedSeq>(
+  seq: S,
+  n: number,
+  running: S[],
+  waiting: Deque<S>,
+  kv: BlockPool,
+  blockSize: number,
+  plan: StepPlan<S>,
+): boolean {
+  for (;;) {
+    const victim = running.pop() as S;
+    kv.release(victim.numBlocks);
+    victim.numBlocks = 0;
+    victim.numComputedTokens = 0;
+    waiting.pushFront(victim);
+    plan.preempted.push(victim);
+    if (victim === seq) return false;
+    if (allocateFor(seq, n, kv, blockSize)) return true;
+  }
+}
+
+/**
+ * Appends `seq` to the batch and adds it to the shape. A scheduled sequence's token counts do
+ * not change later in the pass (a preemption victim is always unscheduled), so summing here
+ * gives what {@link batchShape} would give after the pass, in the same order.
+ */
+function addToPlan<S extends SchedSeq>(plan: StepPlan<S>, seq: S, n: number): void {
+  const k = plan.count++;
+  plan.seqs[k] = seq;
+  plan.newTokens[k] = n;
+  const s = plan.shape;
+  const ctx = seq.numComputedTokens;
+  s.numSeqs++;
+  s.numTokens += n;
+  s.contextTokens += ctx;
+  if (n === 1 && ctx === seq.numTokens - 1) {
+    s.numDecodeSeqs++;
+  } else {
+    s.numPrefillTokens += n;
+    s.prefillAttentionTokens2 += n * (ctx + n / 2);
+  }
 }
 
 function chunkSize(seq: SchedSeq, budget: number, limits: SchedulerLimits): number {

@@ -73,11 +73,25 @@ export interface BatchInfo {
   readonly numPrefillTokens: number;
 }
 
+/** How far a submitted request has got on one engine. */
+export interface RequestProgress {
+  /**
+   * Output tokens this engine has emitted for the request so far, i.e. the number of steps
+   * whose `tokens` listed it. Stays readable after the request finishes, is aborted or is lost
+   * in a restart.
+   */
+  readonly emittedTokens: number;
+}
+
 /** What one `step(nowMs)` call did. */
 export interface StepOutcome<R extends EngineRequest> {
   /** The step call's time, ms: when the finished batch's tokens are emitted. */
   readonly atMs: number;
-  /** Requests that got one output token at `atMs` (at most one each per step). */
+  /**
+   * Requests that got one output token at `atMs` (at most one each per step). Always empty
+   * from an engine configured not to list tokens (`VllmEngineConfig.reportTokens`): such a
+   * host counts tokens with {@link TrackedEngine.progress} instead.
+   */
   readonly tokens: readonly R[];
   /** Those of `tokens` that got their first token on this engine. */
   readonly firstTokens: readonly R[];
@@ -114,4 +128,18 @@ export interface Engine<R extends EngineRequest = EngineRequest> {
   readonly numWaiting: number;
   /** Metrics as vLLM would expose them (gauges as of the last step). */
   metrics(): EngineMetricsSnapshot;
+}
+
+/**
+ * An engine that also answers, without per-token work or a metrics snapshot, what a host
+ * running many engines at a high request rate asks.
+ */
+export interface TrackedEngine<R extends EngineRequest = EngineRequest> extends Engine<R> {
+  /**
+   * The progress of the request `id` the engine holds, or undefined. The object keeps
+   * counting while the engine holds the request and stays readable after it leaves.
+   */
+  progress(id: string): RequestProgress | undefined;
+  /** `kv_cache_usage_perc` as of the last step: `metrics().kvCacheUsage` without the snapshot. */
+  readonly kvCacheUsage: number;
 }

@@ -1,16 +1,20 @@
 /**
- * A binary min-heap of timed callbacks, ordered by (time, seq).
+ * A 4-ary min-heap of timed callbacks, ordered by (time, seq).
  *
  * `seq` is an insertion counter, so events at the same time run first-in first-out and a
- * run is a pure function of the order of `push` calls. Storage is parallel typed arrays
- * (time, seq, slot) for the heap and plain arrays for the callbacks, so scheduling allocates
+ * run is a pure function of the order of `push` calls (keys are unique, so the heap's shape
+ * cannot change the order). The heap is one Float64Array of (time, seq, slot) triples, four
+ * children side by side: half the depth of a binary heap, and a level's compares read one or
+ * two cache lines. Callbacks live in plain arrays indexed by slot, so scheduling allocates
  * nothing per event once the arrays have grown. A callback may take one argument, stored
  * beside it, which lets hosts schedule a shared bound function instead of a fresh closure.
  *
- * Cancellation is lazy: a cancelled event stays in the heap with its callback cleared and is
- * dropped when it reaches the top. A handle packs (generation, slot) into one number, so a
- * stale handle (the event already ran or was cancelled, and the slot was reused) is
- * recognised and ignored.
+ * Cancellation is eager: every slot knows its position in the heap, so a cancelled event
+ * leaves the heap at once (O(log n)) and the heap holds pending events only. (A simulation
+ * cancels most of what it schedules far ahead, e.g. request deadlines: left in the heap, they
+ * would make it many times larger than the live set.) A handle packs (generation, slot) into
+ * one number, so a stale handle (the event already ran or was cancelled, and the slot was
+ * reused) is recognised and ignored.
  */
 
 /** Opaque handle to a scheduled event; pass it to {@link EventQueue.cancel}. */
@@ -35,23 +39,26 @@ export const MAX_PENDING_EVENTS = 2 ** SLOT_BITS;
 const MAX_GENERATION = 2 ** (53 - SLOT_BITS) - 1;
 const noop: EventCallback<unknown> = () => {};
 
-export class EventQueue {
-  #heapTime = new Float64Array(64);
-  #heapSeq = new Float64Array(64);
-  #heapSlot = new Int32Array(64);
-  #heapSize = 0;
+/** Float64 words per heap entry: time, seq, slot. */
+const STRIDE = 3;
+/** Children per heap node. */
+const ARITY = 4;
 
+export class EventQueue {
+  /** Entry i is `heap[3i .. 3i+2]` = (time, seq, slot). */
+  #heap = new Float64Array(64 * STRIDE);
+  #heapSize = 0;
   #slotFn: (EventCallback<unknown> | null)[] = [];
   #slotArg: unknown[] = [];
   #slotGen: number[] = [];
+  /** Heap index of each slot's event (meaningless for a free slot). */
+  #slotPos = new Int32Array(64);
   #freeSlots: number[] = [];
-
   #nextSeq = 0;
-  #live = 0;
 
   /** Number of scheduled events that are neither run nor cancelled. */
   get size(): number {
-    return this.#live;
+    return this.#heapSize;
   }
 
   /**
@@ -62,10 +69,9 @@ export class EventQueue {
    */
   push<A>(time: number, fn: EventCallback<A>, arg: A): EventHandle {
     const slot = this.#allocSlot(fn as EventCallback<unknown>, arg);
-    if (this.#heapSize === this.#heapTime.length) this.#grow();
+    if ((this.#heapSize + 1) * STRIDE > this.#heap.length) this.#grow();
     const seq = this.#nextSeq++;
     this.#siftUp(this.#heapSize++, time, seq, slot);
-    this.#live++;
     return (this.#slotGen[slot] as number) * MAX_PENDING_EVENTS + slot;
   }
 
@@ -76,18 +82,16 @@ export class EventQueue {
    */
   cancel(handle: EventHandle): boolean {
     const slot = handle % MAX_PENDING_EVENTS;
-    const gen = Math.floor(handle / MAX_PENDING_EVENTS);
+    const gen = (handle - slot) / MAX_PENDING_EVENTS;
     if (this.#slotGen[slot] !== gen || this.#slotFn[slot] == null) return false;
-    this.#slotFn[slot] = null;
-    this.#slotArg[slot] = undefined;
-    this.#live--;
+    this.#removeAt(this.#slotPos[slot] as number);
+    this.#freeSlot(slot);
     return true;
   }
 
   /** Time of the earliest pending event, or `Infinity` when none is pending. */
   peekTime(): number {
-    this.#dropCancelledTop();
-    return this.#heapSize === 0 ? Number.POSITIVE_INFINITY : (this.#heapTime[0] as number);
+    return this.#heapSize === 0 ? Number.POSITIVE_INFINITY : (this.#heap[0] as number);
   }
 
   /**
@@ -95,31 +99,29 @@ export class EventQueue {
    * @returns false (and leaves `out` untouched) when no event is pending.
    */
   pop(out: PoppedEvent): boolean {
-    this.#dropCancelledTop();
-    if (this.#heapSize === 0) return false;
-    const slot = this.#heapSlot[0] as number;
-    out.time = this.#heapTime[0] as number;
-    out.seq = this.#heapSeq[0] as number;
+    return this.popUntil(Number.POSITIVE_INFINITY, out);
+  }
+
+  /**
+   * Like {@link pop}, but only if the earliest event's time is at most `limit`.
+   * @returns false (and leaves `out` untouched) when no event is pending by `limit`.
+   */
+  popUntil(limit: number, out: PoppedEvent): boolean {
+    const h = this.#heap;
+    if (this.#heapSize === 0 || (h[0] as number) > limit) return false;
+    const slot = h[2] as number;
+    out.time = h[0] as number;
+    out.seq = h[1] as number;
     out.fn = this.#slotFn[slot] as EventCallback<unknown>;
     out.arg = this.#slotArg[slot];
-    this.#removeTop();
+    this.#removeAt(0);
     this.#freeSlot(slot);
-    this.#live--;
     return true;
   }
 
   /** A fresh object to pass to {@link pop}. */
   static poppedEvent(): PoppedEvent {
     return { time: 0, seq: 0, fn: noop, arg: undefined };
-  }
-
-  #dropCancelledTop(): void {
-    while (this.#heapSize > 0) {
-      const slot = this.#heapSlot[0] as number;
-      if (this.#slotFn[slot] != null) return;
-      this.#removeTop();
-      this.#freeSlot(slot);
-    }
   }
 
   #allocSlot(fn: EventCallback<unknown>, arg: unknown): number {
@@ -129,13 +131,19 @@ export class EventQueue {
       this.#slotArg[slot] = arg;
       return slot;
     }
-    if (this.#slotFn.length >= MAX_PENDING_EVENTS) {
+    const fresh = this.#slotFn.length;
+    if (fresh >= MAX_PENDING_EVENTS) {
       throw new RangeError(`Too many pending events (max ${MAX_PENDING_EVENTS})`);
     }
     this.#slotFn.push(fn);
     this.#slotArg.push(arg);
     this.#slotGen.push(0);
-    return this.#slotFn.length - 1;
+    if (fresh === this.#slotPos.length) {
+      const pos = new Int32Array(fresh * 2);
+      pos.set(this.#slotPos);
+      this.#slotPos = pos;
+    }
+    return fresh;
   }
 
   #freeSlot(slot: number): void {
@@ -148,65 +156,83 @@ export class EventQueue {
   }
 
   #grow(): void {
-    const n = this.#heapTime.length * 2;
-    const time = new Float64Array(n);
-    const seq = new Float64Array(n);
-    const slot = new Int32Array(n);
-    time.set(this.#heapTime);
-    seq.set(this.#heapSeq);
-    slot.set(this.#heapSlot);
-    this.#heapTime = time;
-    this.#heapSeq = seq;
-    this.#heapSlot = slot;
+    const heap = new Float64Array(this.#heap.length * 2);
+    heap.set(this.#heap);
+    this.#heap = heap;
   }
 
+  /** Removes the event at heap index `i`, refilling the hole with the last event. */
+  #removeAt(i: number): void {
+    const last = --this.#heapSize;
+    if (i === last) return;
+    const h = this.#heap;
+    const time = h[last * STRIDE] as number;
+    const seq = h[last * STRIDE + 1] as number;
+    const slot = h[last * STRIDE + 2] as number;
+    // The last event may belong above the hole (only when cancelling inside the heap) or below.
+    const parent = ((i - 1) >> 2) * STRIDE;
+    if (i > 0 && before(time, seq, h[parent] as number, h[parent + 1] as number)) {
+      this.#siftUp(i, time, seq, slot);
+    } else {
+      this.#siftDown(i, time, seq, slot);
+    }
+  }
+
+  /** Writes (time, seq, slot) at heap index `i`. */
+  #place(i: number, time: number, seq: number, slot: number): void {
+    const at = i * STRIDE;
+    const h = this.#heap;
+    h[at] = time;
+    h[at + 1] = seq;
+    h[at + 2] = slot;
+    this.#slotPos[slot] = i;
+  }
+
+  /** Places (time, seq, slot) at heap index `index` or above it. */
   #siftUp(index: number, time: number, seq: number, slot: number): void {
-    const ht = this.#heapTime;
-    const hs = this.#heapSeq;
-    const hl = this.#heapSlot;
+    const h = this.#heap;
     let i = index;
     while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const pt = ht[parent] as number;
-      if (pt < time || (pt === time && (hs[parent] as number) < seq)) break;
-      ht[i] = pt;
-      hs[i] = hs[parent] as number;
-      hl[i] = hl[parent] as number;
+      const parent = (i - 1) >> 2;
+      const p = parent * STRIDE;
+      if (before(h[p] as number, h[p + 1] as number, time, seq)) break;
+      this.#place(i, h[p] as number, h[p + 1] as number, h[p + 2] as number);
       i = parent;
     }
-    ht[i] = time;
-    hs[i] = seq;
-    hl[i] = slot;
+    this.#place(i, time, seq, slot);
   }
 
-  #removeTop(): void {
-    const n = --this.#heapSize;
-    if (n === 0) return;
-    const ht = this.#heapTime;
-    const hs = this.#heapSeq;
-    const hl = this.#heapSlot;
-    const time = ht[n] as number;
-    const seq = hs[n] as number;
-    const slot = hl[n] as number;
-    let i = 0;
+  /** Places (time, seq, slot) at heap index `index` or below it. */
+  #siftDown(index: number, time: number, seq: number, slot: number): void {
+    const h = this.#heap;
+    const n = this.#heapSize;
+    let i = index;
     for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n) {
-        const ct = ht[child] as number;
-        const rt = ht[right] as number;
-        if (rt < ct || (rt === ct && (hs[right] as number) < (hs[child] as number))) child = right;
+      const first = ARITY * i + 1;
+      if (first >= n) break;
+      // The earliest of up to four children.
+      const end = Math.min(first + ARITY, n);
+      let best = first;
+      let bt = h[first * STRIDE] as number;
+      let bs = h[first * STRIDE + 1] as number;
+      for (let c = first + 1; c < end; c++) {
+        const ct = h[c * STRIDE] as number;
+        const cs = h[c * STRIDE + 1] as number;
+        if (before(ct, cs, bt, bs)) {
+          best = c;
+          bt = ct;
+          bs = cs;
+        }
       }
-      const ct = ht[child] as number;
-      if (time < ct || (time === ct && seq < (hs[child] as number))) break;
-      ht[i] = ct;
-      hs[i] = hs[child] as number;
-      hl[i] = hl[child] as number;
-      i = child;
+      if (before(time, seq, bt, bs)) break;
+      this.#place(i, bt, bs, h[best * STRIDE + 2] as number);
+      i = best;
     }
-    ht[i] = time;
-    hs[i] = seq;
-    hl[i] = slot;
+    this.#place(i, time, seq, slot);
   }
+}
+
+/** Whether event (t1, s1) runs before (t2, s2). */
+function before(t1: number, s1: number, t2: number, s2: number): boolean {
+  return t1 < t2 || (t1 === t2 && s1 < s2);
 }

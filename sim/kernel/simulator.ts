@@ -122,7 +122,7 @@ export class Simulator implements Clock {
     this.#stopped = false;
     this.#running = true;
     try {
-      while (!this.#stopped && queue.peekTime() <= untilUs && queue.pop(ev)) {
+      while (!this.#stopped && queue.popUntil(untilUs, ev)) {
         this.#nowUs = ev.time;
         count++;
         ev.fn(ev.arg);

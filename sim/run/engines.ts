@@ -9,7 +9,7 @@ import { ExponentialServerEngine } from '../engine/exponential-engine.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from '../engine/profiles.js';
 import { SimEngineHost } from '../engine/sim-host.js';
 import { fittedStepTime, rooflineStepTime, type StepTimeModel } from '../engine/step-time.js';
-import type { Engine, EngineRequest, StepOutcome } from '../engine/types.js';
+import type { EngineRequest, StepOutcome, TrackedEngine } from '../engine/types.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
@@ -24,7 +24,7 @@ export interface SimEngineRequest extends EngineRequest {
 export interface EngineNode {
   readonly endpoint: PoolEndpoint;
   readonly host: SimEngineHost<SimEngineRequest>;
-  readonly engine: Engine<SimEngineRequest>;
+  readonly engine: TrackedEngine<SimEngineRequest>;
   /** Frontend delay before a request reaches the engine, ms. */
   readonly apiOverheadMs: number;
   /** Step-time multiplier set by engine_slowdown events (1 = normal). */
@@ -77,7 +77,7 @@ export function buildEngines(
     const limits = limitsOf(g, base);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
     const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
-    let engine: Engine<SimEngineRequest>;
+    let engine: TrackedEngine<SimEngineRequest>;
     if (g.profile === 'exponential') {
       engine = new ExponentialServerEngine<SimEngineRequest>({
         modelName: 'exponential',
@@ -94,6 +94,10 @@ export function buildEngines(
         engineIndex: String(ep.index),
         role,
         limits,
+        // The run counts tokens through `progress`, not per-token lists, and handles each
+        // step's outcome before the next step.
+        reportTokens: false,
+        reuseOutcome: true,
         stepTime: (b) => model(b) * node.slowdown,
         ...(g.cold_start
           ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }

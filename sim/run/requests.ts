@@ -11,7 +11,7 @@ import type { RequestDescriptor } from '../clients/request-factory.js';
 import type { RetryPolicy } from '../clients/retry.js';
 import type { RandomFn } from '../clients/rng.js';
 import { KEYLESS_LABEL } from '../clients/tenants.js';
-import type { StepOutcome } from '../engine/types.js';
+import type { RequestProgress, StepOutcome } from '../engine/types.js';
 import type { EventHandle, Simulator } from '../kernel/simulator.js';
 import type { Admission } from './admission.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
@@ -32,10 +32,27 @@ export class Attempt {
   queuedAtMs = -1;
   admittedAtMs = -1;
   firstTokenAtMs = -1;
+  /** Output tokens of the engine legs that ended (a P/D prefill leg makes the first one). */
   generated = 0;
+  /** The engine leg in progress: its emitted tokens count on top of `generated`. */
+  leg: RequestProgress | null = null;
   deadline: EventHandle | null = null;
   decision: RequestRecord['decision'] = 'admit';
   constructor(readonly d: RequestDescriptor) {}
+}
+
+/**
+ * Output tokens generated for an attempt so far: its ended legs plus the leg in progress
+ * (whose count stays readable after an abort or a lost engine).
+ */
+function generatedTokens(a: Attempt): number {
+  return a.generated + (a.leg === null ? 0 : a.leg.emittedTokens);
+}
+
+/** Folds the tokens of the leg that just finished into the attempt's count. */
+function endLeg(a: Attempt): void {
+  a.generated = generatedTokens(a);
+  a.leg = null;
 }
 
 export interface LifecycleOptions {
@@ -218,23 +235,28 @@ export class Lifecycle implements GateHost {
     }
     a.phase = phase === 'prefill' ? 'prefill' : 'decode';
     if (!d.pd) a.phase = 'decode';
+    a.leg = node.engine.progress(req.id) ?? null;
   }
 
-  /** Engine step outcomes for the requests of `node`. */
+  /**
+   * Engine step outcomes for the requests of `node`. Tokens are not listed (the engines run
+   * with `reportTokens: false`): an attempt's count is read from its leg's progress when the
+   * leg or the attempt ends.
+   */
   onStep(node: EngineNode, out: StepOutcome<SimEngineRequest>): void {
-    for (const r of out.tokens) {
-      const a = r.ctx as Attempt;
-      if (a.phase !== 'done') a.generated++;
-    }
-    for (const r of out.firstTokens) {
-      const a = r.ctx as Attempt;
+    // Indexed loops: this runs once per engine step, and for-of would allocate iterators.
+    const firstTokens = out.firstTokens;
+    for (let i = 0; i < firstTokens.length; i++) {
+      const a = firstTokens[i]!.ctx as Attempt;
       if (a.phase === 'done' || a.firstTokenAtMs >= 0) continue;
       a.firstTokenAtMs = out.atMs;
       if (a.d.stream) a.permit?.firstDataEvent();
     }
-    for (const f of out.finished) {
-      const a = f.request.ctx as Attempt;
+    const finished = out.finished;
+    for (let i = 0; i < finished.length; i++) {
+      const a = finished[i]!.request.ctx as Attempt;
       if (a.phase === 'done') continue;
+      endLeg(a);
       this.#o.onEndpointResult(node, true);
       if (a.phase === 'prefill') {
         a.prefillLeg?.close();
@@ -345,8 +367,8 @@ export class Lifecycle implements GateHost {
       ttft_ms: ttft === '' ? '' : round3(ttft),
       e2e_ms: completed ? round3(now - d.sentAtMs) : '',
       good,
-      generated_tokens: completed ? a.generated : clientLeft ? 0 : a.generated,
-      wasted_tokens: clientLeft && wasExecuting ? a.generated : 0,
+      generated_tokens: completed ? generatedTokens(a) : clientLeft ? 0 : generatedTokens(a),
+      wasted_tokens: clientLeft && wasExecuting ? generatedTokens(a) : 0,
     });
     if (outcome !== 'completed' && outcome !== 'cancelled' && this.#retry(a, status, refusal)) return;
     this.#o.logicalEnd(d, now);
@@ -399,7 +421,7 @@ export class Lifecycle implements GateHost {
         ttft_ms: a.firstTokenAtMs >= 0 ? round3(a.firstTokenAtMs - d.sentAtMs) : '',
         e2e_ms: '',
         good: false,
-        generated_tokens: a.generated,
+        generated_tokens: generatedTokens(a),
         wasted_tokens: 0,
       });
     }

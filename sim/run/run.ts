@@ -230,7 +230,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
         id: n.endpoint.id,
         running: n.engine.numRunning,
         waiting: n.engine.numWaiting,
-        kv_usage: round3(n.engine.metrics().kvCacheUsage),
+        kv_usage: round3(n.engine.kvCacheUsage),
       })),
     });
     sink.second(row);
