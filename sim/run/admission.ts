@@ -4,15 +4,27 @@
  * talks to this, never to the dialect directly.
  */
 import type { Clock } from '../../gate/clock.js';
-import type { DecisionReason } from '../../gate/decisions.js';
+import type { DecisionReason, Refusal } from '../../gate/decisions.js';
 import { REASON_INDEX } from '../../gate/decisions.js';
 import { Gate } from '../../gate/gate.js';
 import type { AdmissionRequest, Anomalies, Decision, GateHost, Pool, Ticket } from '../../gate/pool.js';
 import { parseRule } from '../../gate/rule.js';
-import { SmgGate } from '../../gate/smg.js';
+import { SMG_RETRY_AFTER_S, SmgGate, smgResponse } from '../../gate/smg.js';
 import type { LoxilbGate, SmgGate as SmgSection } from '../scenario/resolve.js';
 
+/** What a client sees of a refusal: status, error code, Retry-After and the jitter hint. */
+export interface ClientView {
+  status: number;
+  error: string;
+  /** Retry-After, s. */
+  retryAfterS: number;
+  /** The body's jitter_hint_ms, when the dialect sends one. */
+  jitterHintMs?: number;
+}
+
 export interface Admission {
+  /** What the client sees of a refusal in this dialect. */
+  clientView(r: Refusal): ClientView;
   readonly dialect: 'loxilb' | 'smg';
   admit(req: AdmissionRequest, ctx: unknown): Decision;
   cancel(ticket: Ticket): void;
@@ -59,6 +71,12 @@ function loxilbAdmission(section: LoxilbGate, clock: Clock, host: GateHost): Adm
   };
   live();
   return {
+    clientView: (r) => ({
+      status: r.status,
+      error: r.error,
+      retryAfterS: r.retryAfterS,
+      jitterHintMs: r.jitterHintMs,
+    }),
     dialect: 'loxilb',
     choosesEndpoints: true,
     anomalies: gate.anomalies,
@@ -101,6 +119,10 @@ function smgAdmission(section: SmgSection, clock: Clock, host: GateHost): Admiss
     { clock, host },
   );
   return {
+    clientView: (r) => {
+      const v = smgResponse(r);
+      return { status: v.status, error: v.code, retryAfterS: SMG_RETRY_AFTER_S };
+    },
     dialect: 'smg',
     choosesEndpoints: false,
     anomalies: smg.anomalies,

@@ -6,14 +6,14 @@
  */
 import type { Refusal } from '../../gate/decisions.js';
 import type { Leg, Permit } from '../../gate/permit.js';
-import type { GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
+import type { Decision, GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import type { RetryPolicy } from '../clients/retry.js';
 import type { RandomFn } from '../clients/rng.js';
 import { KEYLESS_LABEL } from '../clients/tenants.js';
 import type { RequestProgress, StepOutcome } from '../engine/types.js';
 import type { EventHandle, Simulator } from '../kernel/simulator.js';
-import type { Admission } from './admission.js';
+import type { Admission, ClientView } from './admission.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
 import { round3 } from './histogram.js';
 import type { Outcome, RequestRecord } from './records.js';
@@ -73,6 +73,17 @@ export interface LifecycleOptions {
   onEndpointResult: (node: EngineNode, ok: boolean) => void;
   /** Called after every admission decision and hand-off, to follow the gauges' maxima. */
   onGaugeChange: () => void;
+  /** Watches every new attempt's decision (observe-mode reports). */
+  observer?: RunObserver;
+}
+
+/** Watches the gate's decisions in a run. */
+export interface RunObserver {
+  /**
+   * A new attempt was decided at `nowMs`; `inflightBefore` is the pool's
+   * executing count it met (what a ceiling would have been compared with).
+   */
+  decided(d: RequestDescriptor, decision: Decision, inflightBefore: number, nowMs: number): void;
 }
 
 export class Lifecycle implements GateHost {
@@ -98,6 +109,7 @@ export class Lifecycle implements GateHost {
       const at = Math.max(d.deadlineMs, sim.now());
       a.deadline = sim.schedule(at, () => this.#clientLeaves(a));
     }
+    const inflightBefore = this.#o.observer === undefined ? 0 : admission.pool().inflight;
     const decision = admission.admit(
       {
         inference: d.inference,
@@ -129,6 +141,7 @@ export class Lifecycle implements GateHost {
         else this.#dispatch(a, null, decision.endpoint);
         break;
     }
+    this.#o.observer?.decided(d, decision, inflightBefore, sim.now());
     this.#o.onGaugeChange();
   }
 
@@ -305,7 +318,8 @@ export class Lifecycle implements GateHost {
   #refused(a: Attempt, r: Refusal): void {
     const outcome: Outcome =
       r.reason === 'queue_timeout' ? 'timed_out' : r.reason === 'drained' ? 'drained' : 'shed';
-    this.#end(a, outcome, r.status, r.error, false, r);
+    const seen = this.#o.admission.clientView(r);
+    this.#end(a, outcome, seen.status, seen.error, false, seen);
   }
 
   #releaseUnits(a: Attempt): void {
@@ -322,7 +336,7 @@ export class Lifecycle implements GateHost {
     status: number,
     error: string,
     clientLeft = false,
-    refusal?: Refusal,
+    refusal?: ClientView,
   ): void {
     if (a.phase === 'done') return;
     const { sim } = this.#o;
@@ -375,13 +389,14 @@ export class Lifecycle implements GateHost {
   }
 
   /** Schedules the client's next attempt if its policy and deadline allow. @returns true when one follows */
-  #retry(a: Attempt, status: number, r: Refusal | undefined): boolean {
+  #retry(a: Attempt, status: number, r: ClientView | undefined): boolean {
     const { sim } = this.#o;
     const delay = this.#o.retry(
       {
         attempt: a.d.attempt,
         status,
-        ...(r === undefined ? {} : { retryAfterSec: r.retryAfterS, jitterHintMs: r.jitterHintMs }),
+        ...(r === undefined ? {} : { retryAfterSec: r.retryAfterS }),
+        ...(r?.jitterHintMs === undefined ? {} : { jitterHintMs: r.jitterHintMs }),
       },
       this.#o.retryRng,
     );
