@@ -11,7 +11,7 @@ import {
   type TenantModel,
   type WorkloadConfig,
 } from './tenants.js';
-import type { TraceRecord } from './trace-parse.js';
+import type { RecordedTiming, TraceRecord } from './trace-parse.js';
 
 /** One attempt of a request, as the simulator host sends it. */
 export interface RequestDescriptor {
@@ -45,6 +45,8 @@ export interface RequestDescriptor {
   ttftSloMs: number | undefined;
   /** Prefix-block ids (Mooncake traces), for prefix-cache modelling. */
   prefixHashIds?: readonly number[];
+  /** Engine timing a gateway recorded for this request (decision-log replays). */
+  recorded?: RecordedTiming;
 }
 
 /**
@@ -110,7 +112,18 @@ export class RequestFactory {
     const tenant =
       record.tenant === undefined ? this.#tenantAt(tenantIndex) : this.#tenantById(record.tenant);
     if (record.tenant !== undefined) this.#tenantRng();
-    return this.#build(atMs, tenant, record.promptTokens, record.outputTokens, record.prefixHashIds);
+    const req = this.#build(atMs, tenant, record.promptTokens, record.outputTokens, record.prefixHashIds);
+    // A decision log says what each request was: those facts override the drawn shape.
+    if (record.inference === false) {
+      req.inference = false;
+      req.promptTokens = 0;
+      req.outputTokens = 0;
+      req.stream = false;
+      req.pd = false;
+    }
+    if (record.protocol !== undefined) req.protocol = record.protocol;
+    if (record.recorded !== undefined && req.inference) req.recorded = record.recorded;
+    return req;
   }
 
   /** The next attempt of `previous`'s logical request, sent at `atMs` (ms). Draws nothing. */

@@ -7,6 +7,7 @@
 import { VllmEngine } from '../engine/engine.js';
 import { ExponentialServerEngine } from '../engine/exponential-engine.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from '../engine/profiles.js';
+import { RecordedEngine, type RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
 import { fittedStepTime, rooflineStepTime, type StepTimeModel } from '../engine/step-time.js';
 import type { EngineRequest, StepOutcome, TrackedEngine } from '../engine/types.js';
@@ -15,7 +16,7 @@ import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
 
 /** A request as the engines see it in a run. */
-export interface SimEngineRequest extends EngineRequest {
+export interface SimEngineRequest extends RecordedEngineRequest {
   /** The run's request context, returned with step outcomes. */
   readonly ctx: unknown;
 }
@@ -78,7 +79,9 @@ export function buildEngines(
     const role = ep.role === 'normal' ? 'unified' : ep.role;
     const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
     let engine: TrackedEngine<SimEngineRequest>;
-    if (g.profile === 'exponential') {
+    if (g.profile === 'recorded') {
+      engine = new RecordedEngine<SimEngineRequest>({ modelName: 'recorded', engineIndex: String(ep.index) });
+    } else if (g.profile === 'exponential') {
       engine = new ExponentialServerEngine<SimEngineRequest>({
         modelName: 'exponential',
         engineIndex: String(ep.index),

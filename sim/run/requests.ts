@@ -236,6 +236,12 @@ export class Lifecycle implements GateHost {
       outputTokens: phase === 'prefill' ? 1 : d.outputTokens,
       arrivalMs: this.#o.sim.now(),
       ctx: a,
+      ...(d.recorded === undefined
+        ? {}
+        : {
+            serviceMs: d.recorded.serviceMs,
+            ...(d.recorded.ttftMs === undefined ? {} : { ttftMs: d.recorded.ttftMs }),
+          }),
     };
     const res = node.host.submit(req);
     if (!res.accepted) {

@@ -486,6 +486,7 @@ export const clientsSchema = z
 /** Engine profiles: the built-in deployments of sim/engine/profiles.ts, plus the analytic modes. */
 export const ENGINE_PROFILES: readonly [string, ...string[]] = [
   'exponential',
+  'recorded',
   'fitted',
   ...Object.keys(DEPLOYMENT_PROFILES),
 ];
@@ -508,7 +509,9 @@ export const engineGroupSchema = z
       ),
     profile: z
       .enum(ENGINE_PROFILES)
-      .describe('Deployment profile, or exponential (analytic checks) or fitted (coefficients below).'),
+      .describe(
+        'Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays).',
+      ),
     count: z.int().min(1).max(4096).default(1).describe('Number of engines (one endpoint each).'),
     role: z.enum(ENGINE_ROLES).default('normal').describe('normal, or prefill / decode for a P/D pool.'),
     weight: z.int().min(0).max(65535).default(1).describe("Weight of each engine's endpoint in the rule."),
