@@ -10,7 +10,7 @@ import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from '
 import { RecordedEngine, type RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
 import { fittedStepTime, rooflineStepTime, type StepTimeModel } from '../engine/step-time.js';
-import type { EngineRequest, StepOutcome, TrackedEngine } from '../engine/types.js';
+import type { StepOutcome, TrackedEngine } from '../engine/types.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
