@@ -27,7 +27,7 @@ import { type Admission, buildAdmission } from './admission.js';
 import { buildEngines, type EngineNode } from './engines.js';
 import { round3 } from './histogram.js';
 import type { RunSummary, SecondRow } from './records.js';
-import { Lifecycle } from './requests.js';
+import { Lifecycle, type RunObserver } from './requests.js';
 import type { RunSink } from './sinks.js';
 import { jainIndex, percentiles, RunStats } from './stats.js';
 import { scheduleHealth, scheduleScrapes, scheduleTimeline } from './world.js';
@@ -41,6 +41,14 @@ export interface RunOptions {
   /** Overrides the scenario's seed. */
   seed?: number;
   sink: RunSink;
+  /** Watches every new attempt's decision (observe reports). */
+  observer?: RunObserver;
+  /**
+   * End as soon as a replayed trace is exhausted and every request has
+   * finished (duration_s is then only the upper bound); the summary's
+   * duration is the time actually run.
+   */
+  untilIdle?: boolean;
 }
 
 /** Runs `scenario` to its end and returns the summary (also handed to the sink). */
@@ -122,6 +130,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     },
     endMs,
     onEndpointResult: breaker,
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
     onGaugeChange: () => {
       const p = admission.pool();
       stats.observe(p.inflight, p.queue.length);
@@ -237,16 +246,21 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   });
 
   // ---- run ----------------------------------------------------------------------
+  let ranMs = endMs;
   for (let t = 0; t < endMs; ) {
     const next = Math.min(endMs, t + CHUNK_MS);
     await pullTrace(next + TRACE_AHEAD_MS);
     sim.run(next);
     t = next;
     await sink.flush();
+    if (opts.untilIdle && traceDone && t >= traceHorizonMs && lifecycle.live.size === 0) {
+      ranMs = t;
+      break;
+    }
   }
   lifecycle.finish();
 
-  const measuredS = Math.max(1e-9, (endMs - warmupMs) / 1000);
+  const measuredS = Math.max(1e-9, (ranMs - warmupMs) / 1000);
   const tenants = stats.tenants(measuredS);
   const attempts = stats.attempts;
   const o = stats.outcomes;
@@ -262,7 +276,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     scenario: scenario.name,
     seed,
     dialect: admission.dialect,
-    duration_s: scenario.duration_s,
+    duration_s: ranMs / 1000,
     warmup_s: scenario.warmup_s,
     measured_s: round3(measuredS),
     offered: stats.offered,
