@@ -17,6 +17,7 @@ import { RequestFactory } from '../clients/request-factory.js';
 import { createRetryPolicy } from '../clients/retry.js';
 import type { RandomFn, RandomStreams } from '../clients/rng.js';
 import { createWorkloadArrivals, KEYLESS_LABEL } from '../clients/tenants.js';
+import type { TraceFormatError } from '../clients/errors.js';
 import { readTrace } from '../clients/trace-files.js';
 import type { TraceRecord } from '../clients/trace-parse.js';
 import { rngStream } from '../kernel/rng.js';
@@ -49,6 +50,8 @@ export interface RunOptions {
    * duration is the time actually run.
    */
   untilIdle?: boolean;
+  /** Skip unreadable trace lines instead of failing, reporting each here. */
+  onBadTraceLine?: (err: TraceFormatError) => void;
 }
 
 /** Runs `scenario` to its end and returns the summary (also handed to the sink). */
@@ -187,7 +190,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let traceCount = 0;
   const tr = setup.trace;
   if (tr) {
-    trace = readTrace(tr.path, { format: tr.format })[Symbol.asyncIterator]();
+    trace = readTrace(tr.path, {
+      format: tr.format,
+      ...(opts.onBadTraceLine ? { skipBadLines: true, onBadLine: opts.onBadTraceLine } : {}),
+    })[Symbol.asyncIterator]();
     traceDone = false;
   }
   let traceHorizonMs = 0;
