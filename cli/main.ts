@@ -10,6 +10,7 @@ import { fidelityCommand } from './fidelity.js';
 import { k6PlanCommand } from './k6-plan.js';
 import { loadCommand } from './load.js';
 import { mergeCommand } from './merge.js';
+import { observeCommand } from './observe.js';
 import { proxyCommand } from './proxy.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   program.addCommand(proxyCommand());
   program.addCommand(engineCommand());
   program.addCommand(reportCommand());
+  program.addCommand(observeCommand());
   program.addCommand(sizeCommand());
   program.addCommand(mergeCommand());
   program.addCommand(checkCommand());

@@ -112,7 +112,7 @@ export function buildEngines(
       endpoint: ep,
       host,
       engine,
-      apiOverheadMs: g.api_overhead_ms ?? base.apiOverheadMs,
+      apiOverheadMs: g.api_overhead_ms ?? (g.profile === 'recorded' ? 0 : base.apiOverheadMs),
     });
     return node;
   });
