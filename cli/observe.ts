@@ -4,7 +4,7 @@
  * [--skip-bad-lines] [--limit N] [--out DIR] [--json]`: what enforce would
  * have done to a recorded trace, with the same trace under enforce beside it.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { observeSections, observeText } from '../observe/format.js';
@@ -34,6 +34,21 @@ function share(v: string, prev: number[] = []): number[] {
   return [...prev, n];
 }
 
+/** The format by extension, telling the proxy's decision log from Mooncake by its first line. */
+function sniffFormat(file: string): TraceFormat | undefined {
+  const byExt = traceFormatOf(file);
+  if (byExt !== 'mooncake') return byExt;
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const first = buf.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
+    return first.includes('"decision"') && first.includes('"time"') ? 'jsonl' : 'mooncake';
+  } finally {
+    closeSync(fd);
+  }
+}
+
 interface Opts {
   trace: string;
   rule: string;
@@ -56,7 +71,10 @@ export function observeCommand(): Command {
       'trace: Azure 2023 CSV, Mooncake JSONL, or the proxy decision log (JSONL)',
     )
     .requiredOption('--rule <file>', 'the rule as JSON: {"serviceArguments": {...}, "endpoints": [...]}')
-    .option('--format <format>', `trace format: ${FORMATS.join(', ')} (default: by extension)`)
+    .option(
+      '--format <format>',
+      `trace format: ${FORMATS.join(', ')} (default: .csv azure; .jsonl the decision log if its first line is one, else mooncake)`,
+    )
     .option('--speedup <x>', 'replay time compression', positive('--speedup'), 1)
     .option('--profile <name>', 'engine profile of the simulated endpoints', 'llama-3.1-8b-h100')
     .option('--slo-ttft-ms <ms>', 'TTFT objective of a good request, ms', intArg('--slo-ttft-ms', 1), 2000)
@@ -67,7 +85,7 @@ export function observeCommand(): Command {
     .option('--json', 'print the report as one JSON object')
     .action(async (o: Opts) => {
       try {
-        const format = (o.format ?? traceFormatOf(o.trace)) as TraceFormat | undefined;
+        const format = (o.format ?? sniffFormat(o.trace)) as TraceFormat | undefined;
         if (format === undefined || !FORMATS.includes(format)) {
           throw new UsageError(
             `--format: ${JSON.stringify(o.format ?? o.trace)} is not one of ${FORMATS.join(', ')}`,

@@ -43,3 +43,14 @@ describe('recorded-timing engine', () => {
     ]);
   });
 });
+
+describe('recorded-timing engine on a microsecond clock', () => {
+  it('puts due times on whole microseconds, so a host stepping at the rounded time makes progress', () => {
+    const e = new RecordedEngine({ modelName: 'r' });
+    e.submit(req('a', 77.5384, 46.9851), 12345.678901);
+    expect(e.nextStepAt()).toBe(12392.664);
+    const o = e.step(12392.664);
+    expect(o.firstTokens.map((r) => r.id)).toEqual(['a']);
+    expect(e.nextStepAt()).toBe(12423.217);
+  });
+});

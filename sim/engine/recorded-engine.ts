@@ -101,11 +101,12 @@ export class RecordedEngine<R extends RecordedEngineRequest = RecordedEngineRequ
       ttft = n === 0 ? undefined : this.#ttftSum / n;
     }
     const first = Math.min(ttft ?? service, service);
+    // Due times on whole microseconds, the resolution of the simulator's clock.
     const job: Job<R> = {
       request,
       submitMs: nowMs,
-      firstMs: nowMs + first,
-      endMs: nowMs + service,
+      firstMs: toMicros(nowMs + first),
+      endMs: toMicros(nowMs + service),
       emittedTokens: 0,
       gone: false,
     };
@@ -135,7 +136,7 @@ export class RecordedEngine<R extends RecordedEngineRequest = RecordedEngineRequ
     const first: R[] = [];
     const finished: FinishedRequest<R>[] = [];
     const m = this.#metrics;
-    while (this.#heap.length > 0 && this.#heap[0]!.at <= nowMs) {
+    while (this.#heap.length > 0 && this.#heap[0]!.at <= nowMs + EARLY_TOLERANCE_MS) {
       const d = this.#pop();
       const job = d.job;
       if (job.gone) continue;
@@ -217,6 +218,13 @@ export class RecordedEngine<R extends RecordedEngineRequest = RecordedEngineRequ
     }
     return top;
   }
+}
+
+/** Host calls may be this much early (ms) against `nextStepAt()`, to absorb rounding. */
+const EARLY_TOLERANCE_MS = 1e-6;
+
+function toMicros(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }
 
 function earlier<R extends RecordedEngineRequest>(a: Due<R>, b: Due<R>): boolean {
