@@ -13,6 +13,7 @@ import {
   MODE_VALUES,
   SWITCH_VALUES,
 } from './fields.js';
+import { nearestName } from './nearest.js';
 
 /** What a rule declares; an absent key inherits (0 and `inherit` are stored as absent). */
 export interface DeclaredFc {
@@ -339,28 +340,5 @@ export function checkDepthHasWait(
 }
 
 function nearestField(key: string): string | undefined {
-  let best: string | undefined;
-  let bestD = 4;
-  for (const name of FC_FIELD_NAMES) {
-    const d = editDistance(key, name);
-    if (d < bestD) {
-      bestD = d;
-      best = name;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
+  return nearestName(key, FC_FIELD_NAMES, 4);
 }

@@ -5,6 +5,7 @@
  * so the loader can add the file position and the full path afterwards.
  */
 import type { z } from 'zod';
+import { nearestName } from '../../gate/nearest.js';
 
 /** A problem found in a scenario, before it is placed in the file. */
 export interface IssueText {
@@ -175,30 +176,7 @@ export function knownKeys(inst: unknown): string[] | undefined {
   return shape === undefined ? undefined : Object.keys(shape);
 }
 
-/** The known key nearest to `key` (edit distance under 4), for a "did you mean" hint. */
+/** The known key nearest to `key` (fewer edits the shorter the key, at most 3), for a "did you mean" hint. */
 export function nearest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Math.min(4, Math.max(2, Math.floor(key.length / 3) + 1));
-  for (const name of known) {
-    const d = editDistance(key, name);
-    if (d < bestD) {
-      bestD = d;
-      best = name;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
+  return nearestName(key, known, Math.min(4, Math.max(2, Math.floor(key.length / 3) + 1)));
 }
