@@ -94,3 +94,46 @@ export function pickEndpoint(
   best.cw -= total;
   return best;
 }
+
+/**
+ * {@link pickEndpoint} with each endpoint's ceiling `endpointCap(ep, baseCap, warmupMs, nowMs)`
+ * (`baseCap` being the ceiling of `role`): the same choice and the same round-robin state, for
+ * the admission path, without a callback per endpoint.
+ */
+export function pickEndpointAt(
+  eps: readonly EndpointState[],
+  role: EndpointRole,
+  baseCap: number,
+  warmupMs: number,
+  nowMs: number,
+  preferred: string | undefined,
+): EndpointState | typeof PICK_NONE_HEALTHY | typeof PICK_ALL_FULL {
+  // With no warm-up the ceiling is baseCap for every endpoint.
+  const flat = baseCap === 0 || warmupMs <= 0;
+  if (preferred !== undefined) {
+    for (let i = 0; i < eps.length; i++) {
+      const ep = eps[i] as EndpointState;
+      if (ep.id === preferred && ep.role === role && ep.healthy) {
+        const cap = flat ? baseCap : endpointCap(ep, baseCap, warmupMs, nowMs);
+        if (cap === 0 || ep.inflight < cap) return ep;
+      }
+    }
+  }
+  let anyHealthy = false;
+  let total = 0;
+  let best: EndpointState | null = null;
+  for (let i = 0; i < eps.length; i++) {
+    const ep = eps[i] as EndpointState;
+    if (ep.role !== role || !ep.healthy) continue;
+    anyHealthy = true;
+    if (ep.weight <= 0) continue;
+    const cap = flat ? baseCap : endpointCap(ep, baseCap, warmupMs, nowMs);
+    if (cap !== 0 && ep.inflight >= cap) continue;
+    ep.cw += ep.weight;
+    total += ep.weight;
+    if (best === null || ep.cw > best.cw) best = ep;
+  }
+  if (best === null) return anyHealthy ? PICK_ALL_FULL : PICK_NONE_HEALTHY;
+  best.cw -= total;
+  return best;
+}

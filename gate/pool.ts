@@ -32,6 +32,7 @@ import {
   PICK_ALL_FULL,
   PICK_NONE_HEALTHY,
   pickEndpoint,
+  pickEndpointAt,
 } from './endpoints.js';
 import { Leg, Permit, type PermitOwner } from './permit.js';
 import { WAITER_ENDED, WAITER_GRANTED, WAITER_QUEUED, Waiter, WaitQueue } from './queue.js';
@@ -248,7 +249,14 @@ export class Pool implements PermitOwner {
         return this.#refuse('no_healthy_capacity', bodyBuffered, 'endpoint');
       }
     } else {
-      const picked = pickEndpoint(this.endpoints, 'normal', (e) => this.capOf(e, now), req.preferredEndpoint);
+      const picked = pickEndpointAt(
+        this.endpoints,
+        'normal',
+        this.roleCap('normal'),
+        this.cfg.warmupMs,
+        now,
+        req.preferredEndpoint,
+      );
       if (picked === PICK_NONE_HEALTHY) {
         this.tenants.release(slot);
         return this.#refuse('no_healthy_capacity', bodyBuffered, 'endpoint');
@@ -307,7 +315,14 @@ export class Pool implements PermitOwner {
     if (this.effective > 0 && this.inflight >= this.effective) ceilings.push('service');
     let ep: EndpointState | null = null;
     if (!pd) {
-      const picked = pickEndpoint(this.endpoints, 'normal', (e) => this.capOf(e, now), req.preferredEndpoint);
+      const picked = pickEndpointAt(
+        this.endpoints,
+        'normal',
+        this.roleCap('normal'),
+        this.cfg.warmupMs,
+        now,
+        req.preferredEndpoint,
+      );
       if (picked === PICK_NONE_HEALTHY || picked === PICK_ALL_FULL) {
         ceilings.push('endpoint');
         const any = pickEndpoint(this.endpoints, 'normal', () => 0, req.preferredEndpoint, true);
@@ -634,7 +649,14 @@ export class Pool implements PermitOwner {
   openLeg(p: Permit, role: 'prefill' | 'decode', preferred: string | undefined): Leg | Refusal {
     const now = this.#o.clock.now();
     const observe = this.cfg.mode !== 'enforce';
-    const picked = pickEndpoint(this.endpoints, role, (e) => this.capOf(e, now), preferred);
+    const picked = pickEndpointAt(
+      this.endpoints,
+      role,
+      this.roleCap(role),
+      this.cfg.warmupMs,
+      now,
+      preferred,
+    );
     let ep: EndpointState;
     if (typeof picked === 'object') ep = picked;
     else if (observe) {

@@ -3,12 +3,13 @@ import { rngStream } from '../kernel/rng.js';
 import { Simulator } from '../kernel/simulator.js';
 import { VllmEngine } from './engine.js';
 import { renderPrometheus } from './exposition.js';
+import type { EngineMetricsSnapshot } from './metrics.js';
 import { DEPLOYMENT_PROFILES } from './profiles.js';
 import { SimEngineHost } from './sim-host.js';
 import { rooflineStepTime } from './step-time.js';
 
 /** One engine under Poisson load with random lengths, aborts and step jitter; returns a trace. */
-function run(seed: number): string {
+function run(seed: number, histograms = true, snapshot?: (m: EngineMetricsSnapshot) => void): string {
   const profile = DEPLOYMENT_PROFILES['llama-3.1-8b-a100-80g'];
   const sim = new Simulator();
   const engine = new VllmEngine({
@@ -16,6 +17,7 @@ function run(seed: number): string {
     limits: { ...profile.limits, numGpuBlocks: 600, maxModelLen: 8192 },
     stepTime: rooflineStepTime(profile.roofline),
     jitter: { sigma: 0.03, rng: rngStream(seed, 'step-jitter') },
+    histograms,
   });
   const trace: string[] = [];
   const host = new SimEngineHost(sim, engine, (o) => {
@@ -35,6 +37,7 @@ function run(seed: number): string {
   };
   sim.after(0, arrive);
   sim.run();
+  snapshot?.(engine.metrics());
   return `${trace.join('\n')}\n${renderPrometheus(engine.metrics())}`;
 }
 
@@ -50,5 +53,34 @@ describe('determinism', () => {
     expect(text).toMatch(/p=r\d+/);
     expect(text).toMatch(/vllm:request_success_total\{[^}]*finished_reason="abort"\} [1-9]/);
     expect(text).toMatch(/vllm:num_preemptions_total\{[^}]*\} [1-9]/);
+  });
+
+  it('without histograms the engine runs the same and keeps its gauges and counters', () => {
+    let full: EngineMetricsSnapshot | undefined;
+    let lean: EngineMetricsSnapshot | undefined;
+    const a = run(1, true, (m) => {
+      full = m;
+    });
+    const b = run(1, false, (m) => {
+      lean = m;
+    });
+    const traceOf = (t: string) => t.slice(0, t.indexOf('# HELP'));
+    expect(traceOf(b)).toBe(traceOf(a));
+    const counters = (m: EngineMetricsSnapshot) => ({
+      running: m.numRequestsRunning,
+      waiting: m.numRequestsWaiting,
+      kv: m.kvCacheUsage,
+      preemptions: m.numPreemptions,
+      prompt: m.promptTokens,
+      generation: m.generationTokens,
+      success: m.requestSuccess,
+      aborted: [m.abortedGeneratedTokens, m.abortedComputedTokens],
+      steps: m.engineSteps,
+    });
+    expect(counters(lean!)).toEqual(counters(full!));
+    expect(full!.timeToFirstTokenSeconds.count).toBeGreaterThan(0);
+    expect(lean!.timeToFirstTokenSeconds.count).toBe(0);
+    expect(lean!.interTokenLatencySeconds.count).toBe(0);
+    expect(lean!.e2eRequestLatencySeconds.count).toBe(0);
   });
 });

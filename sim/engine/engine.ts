@@ -14,8 +14,8 @@ import { BlockPool, blocksFor } from './kv-cache.js';
 import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
 import type { EngineLimits } from './profiles.js';
-import type { SchedSeq } from './scheduler.js';
-import { StepPlan, scheduleStep } from './scheduler.js';
+import { RunningBatch, Seq } from './running-batch.js';
+import { BatchPlan, scheduleBatch } from './scheduler.js';
 import type { BatchShape, ColdStart, StepTimeModel } from './step-time.js';
 import { coldStartMultiplier } from './step-time.js';
 import type {
@@ -56,6 +56,12 @@ export interface VllmEngineConfig {
    * at once; saves two allocations per step. @default false
    */
   readonly reuseOutcome?: boolean;
+  /**
+   * Fill the latency and length histograms of the metrics (TTFT, inter-token, e2e, queue,
+   * inference, prefill, decode, prompt and generation lengths). A host that reads only the
+   * gauges and counters turns this off; the histograms then stay empty. @default true
+   */
+  readonly histograms?: boolean;
   /** Multiplies each step time by exp(Normal(0, sigma)) drawn from `rng`. @default none */
   readonly jitter?: { readonly sigma: number; readonly rng: Rng };
 }
@@ -78,31 +84,6 @@ export interface EngineInspection {
   readonly freeBlocks: number;
 }
 
-/**
- * A request on the engine. The fields every step touches come first in the object literal
- * (`submit`), so they share cache lines: a step visits every running sequence.
- */
-interface Seq<R extends EngineRequest> extends SchedSeq, RequestProgress {
-  /** Set when the request leaves the engine (finish or abort) while a batch may hold it. */
-  gone: boolean;
-  /** Output tokens so far, including any made upstream. */
-  generated: number;
-  /** `generated` at which the request finishes (1 on a prefill-role engine). */
-  readonly finishAt: number;
-  /** Output tokens emitted by this engine. */
-  emittedTokens: number;
-  /** Tokens computed for this request on this engine, recomputation included. */
-  computeSpent: number;
-  /** The engine's completion count when the request last emitted (see `#complete`). */
-  lastTokenStep: number;
-  lastTokenMs: number;
-  readonly request: R;
-  readonly arrivalMs: number;
-  preemptions: number;
-  firstScheduledMs: number;
-  firstTokenMs: number;
-}
-
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function emptyOutcome<R extends EngineRequest>(): Mutable<StepOutcome<R>> {
@@ -112,6 +93,9 @@ function emptyOutcome<R extends EngineRequest>(): Mutable<StepOutcome<R>> {
 function emptyBatchInfo(): Mutable<BatchInfo> {
   return { startMs: 0, durationMs: 0, numSeqs: 0, numTokens: 0, numPrefillTokens: 0 };
 }
+
+/** The result of every accepted submit (read-only, so one object serves them all). */
+const ACCEPTED: SubmitResult = Object.freeze({ accepted: true });
 
 /** Host calls may be this much early (ms) against `nextStepAt()`, to absorb rounding. */
 const EARLY_TOLERANCE_MS = 1e-6;
@@ -126,18 +110,23 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #cfg: VllmEngineConfig;
   readonly #role: EngineRole;
   readonly #reportTokens: boolean;
+  readonly #histograms: boolean;
   readonly #kv: BlockPool;
   readonly #byId = new Map<string, Seq<R>>();
   readonly #waiting = new Deque<Seq<R>>();
-  #running: Seq<R>[] = [];
-  /** The batch in flight (valid while `#inFlightEndMs` is not NaN), reused by every step. */
-  readonly #plan = new StepPlan<Seq<R>>();
+  /** RUNNING; its planned prefix is the batch in flight (while `#inFlightEndMs` is not NaN). */
+  readonly #running = new RunningBatch<R>();
+  /** The last scheduling pass's shape, admissions and preemptions, reused by every step. */
+  readonly #plan = new BatchPlan<R>();
+  /** Output tokens a request brings from upstream (1 on a decode-role engine). */
+  readonly #generatedBefore: number;
   /** When the batch in flight ends, ms; NaN when none is in flight. */
   #inFlightEndMs = Number.NaN;
   /** Batches completed so far, and when the last one completed (ms). */
   #completions = 0;
   #lastCompletionMs = Number.NaN;
-  #readyAtMs: number | null = null;
+  /** When a step is due with no batch in flight, ms; NaN when none is (a number, never null, so the field stays unboxed). */
+  #readyAtMs = Number.NaN;
   #startedAtMs: number;
   #metrics: EngineMetricsRecorder;
   // What the step being completed emitted; NONE until something is added.
@@ -156,7 +145,9 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     }
     this.#cfg = config;
     this.#role = config.role ?? 'unified';
+    this.#generatedBefore = this.#role === 'decode' ? 1 : 0;
     this.#reportTokens = config.reportTokens ?? true;
+    this.#histograms = config.histograms ?? true;
     this.#reused = config.reuseOutcome ? { outcome: emptyOutcome<R>(), batch: emptyBatchInfo() } : null;
     this.#kv = new BlockPool(l.numGpuBlocks);
     this.#startedAtMs = config.startedAtMs ?? 0;
@@ -192,34 +183,25 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       return { accepted: false, reason: 'too_long' };
     }
     const kvArrives = this.#role === 'decode';
-    const seq: Seq<R> = {
-      numTokens: kvArrives ? p + 1 : p,
-      numComputedTokens: kvArrives ? p : 0,
-      numBlocks: 0,
-      gone: false,
-      generated: kvArrives ? 1 : 0,
-      finishAt: this.#role === 'prefill' ? 1 : o,
-      emittedTokens: 0,
-      computeSpent: 0,
-      lastTokenStep: -1,
-      lastTokenMs: Number.NaN,
+    const seq = new Seq<R>(
+      this.#running,
       request,
-      arrivalMs: request.arrivalMs ?? nowMs,
-      preemptions: 0,
-      firstScheduledMs: Number.NaN,
-      firstTokenMs: Number.NaN,
-    };
+      request.arrivalMs ?? nowMs,
+      kvArrives ? p + 1 : p,
+      kvArrives ? p : 0,
+      this.#generatedBefore,
+      this.#role === 'prefill' ? 1 : o,
+    );
     this.#byId.set(request.id, seq);
     this.#waiting.pushBack(seq);
-    if (Number.isNaN(this.#inFlightEndMs) && this.#readyAtMs === null) this.#readyAtMs = nowMs;
-    return { accepted: true };
+    if (Number.isNaN(this.#inFlightEndMs) && Number.isNaN(this.#readyAtMs)) this.#readyAtMs = nowMs;
+    return ACCEPTED;
   }
 
   abort(id: string, _nowMs: number): R | undefined {
     const seq = this.#byId.get(id);
     if (seq === undefined) return undefined;
-    const at = this.#running.indexOf(seq);
-    if (at >= 0) this.#running.splice(at, 1);
+    if (seq.running) this.#running.removeAt(this.#running.indexOf(seq));
     else this.#waiting.remove(seq);
     this.#kv.release(seq.numBlocks);
     seq.numBlocks = 0;
@@ -239,7 +221,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   nextStepAt(): number | null {
     if (!Number.isNaN(this.#inFlightEndMs)) return this.#inFlightEndMs;
     if (this.#byId.size === 0) return null;
-    return this.#readyAtMs;
+    return Number.isNaN(this.#readyAtMs) ? null : this.#readyAtMs;
   }
 
   step(nowMs: number): StepOutcome<R> {
@@ -254,28 +236,30 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       this.#inFlightEndMs = Number.NaN;
     }
 
-    const plan = scheduleStep(this.#running, this.#waiting, this.#kv, this.#cfg.limits, this.#plan);
+    const running = this.#running;
+    const plan = this.#plan;
+    scheduleBatch(running, this.#waiting, this.#kv, this.#cfg.limits, plan);
     const m = this.#metrics;
     const preempted = plan.preempted;
     for (const seq of preempted) {
       seq.preemptions++;
       m.numPreemptions++;
     }
-    for (let i = plan.admittedFrom; i < plan.count; i++) {
-      const seq = plan.seqs[i] as Seq<R>;
+    for (let i = plan.admittedFrom; i < running.planned; i++) {
+      const seq = running.seqs[i] as Seq<R>;
       if (Number.isNaN(seq.firstScheduledMs)) seq.firstScheduledMs = nowMs;
     }
     let batch: BatchInfo | null = null;
-    if (plan.count > 0) {
+    if (running.planned > 0) {
       const durationMs = this.#stepDurationMs(plan.shape, nowMs);
       this.#inFlightEndMs = nowMs + durationMs;
-      this.#readyAtMs = null;
+      this.#readyAtMs = Number.NaN;
       m.engineSteps++;
       batch = this.#batchInfo(nowMs, durationMs);
     } else {
       // Nothing fit. After a preemption the next pass can admit (vLLM skips admission in a
       // pass that preempted), so retry at once; otherwise wait for a submit or abort.
-      this.#readyAtMs = preempted.length > 0 ? nowMs : null;
+      this.#readyAtMs = preempted.length > 0 ? nowMs : Number.NaN;
     }
     m.running = this.#running.length;
     m.waiting = this.#waiting.length;
@@ -303,15 +287,15 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   }
 
   restart(nowMs: number): R[] {
+    this.#running.clear();
     const lost = [...this.#byId.values()].map((s) => {
       s.gone = true;
       return s.request;
     });
     this.#byId.clear();
     this.#waiting.clear();
-    this.#running = [];
     this.#inFlightEndMs = Number.NaN;
-    this.#readyAtMs = null;
+    this.#readyAtMs = Number.NaN;
     this.#kv.reset();
     this.#metrics = this.#metrics.fresh();
     this.#startedAtMs = nowMs;
@@ -331,8 +315,19 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       numBlocks: s.numBlocks,
       preemptions: s.preemptions,
     });
+    const running: SeqInspection[] = [];
+    const b = this.#running;
+    for (let i = 0; i < b.length; i++) {
+      running.push({
+        id: (b.seqs[i] as Seq<R>).request.id,
+        numComputedTokens: b.computed[i] as number,
+        generatedTokens: b.generated[i] as number,
+        numBlocks: b.blocks[i] as number,
+        preemptions: (b.seqs[i] as Seq<R>).preemptions,
+      });
+    }
     return {
-      running: this.#running.map(view),
+      running,
       waiting: this.#waiting.toArray().map(view),
       usedBlocks: this.#kv.usedBlocks,
       freeBlocks: this.#kv.freeBlocks,
@@ -352,32 +347,42 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const completion = ++this.#completions;
     const previousMs = this.#lastCompletionMs;
     this.#lastCompletionMs = nowMs;
-    const plan = this.#plan;
-    const seqs = plan.seqs;
-    const newTokens = plan.newTokens;
-    const count = plan.count;
+    const b = this.#running;
+    const {
+      seqs,
+      newTokens,
+      computed,
+      computeSpent,
+      numTokens,
+      generated,
+      finishAt,
+      lastTokenStep,
+      lastTokenMs,
+    } = b;
+    const count = b.planned;
+    const firstAt = this.#generatedBefore + 1;
     const m = this.#metrics;
     const itl = m.itl;
+    const histograms = this.#histograms;
     let emitted = 0;
     let anyFinished = false;
     let gapMs = Number.NaN;
     let gapCount = 0;
     for (let i = 0; i < count; i++) {
-      const seq = seqs[i] as Seq<R>;
-      if (seq.gone) continue;
       const n = newTokens[i] as number;
-      seq.numComputedTokens += n;
-      seq.computeSpent += n;
-      if (seq.numComputedTokens < seq.numTokens) continue;
-      seq.generated++;
-      seq.numTokens++;
-      seq.emittedTokens++;
+      const c = (computed[i] as number) + n;
+      computed[i] = c;
+      computeSpent[i] = (computeSpent[i] as number) + n;
+      if (c < (numTokens[i] as number)) continue;
+      const g = (generated[i] as number) + 1;
+      generated[i] = g;
+      numTokens[i] = (numTokens[i] as number) + 1;
       emitted++;
-      if (this.#reportTokens) this.#addToken(seq.request);
-      if (seq.emittedTokens === 1) {
-        this.#firstToken(seq, nowMs);
-      } else {
-        const gap = nowMs - (seq.lastTokenStep === completion - 1 ? previousMs : seq.lastTokenMs);
+      if (this.#reportTokens) this.#addToken((seqs[i] as Seq<R>).request);
+      if (g === firstAt) {
+        this.#firstToken(seqs[i] as Seq<R>, nowMs);
+      } else if (histograms) {
+        const gap = nowMs - (lastTokenStep[i] === completion - 1 ? previousMs : (lastTokenMs[i] as number));
         if (gap !== gapMs) {
           if (gapCount > 0) itl.observeMany(gapMs / 1000, gapCount);
           gapMs = gap;
@@ -385,16 +390,18 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
         }
         gapCount++;
       }
-      seq.lastTokenStep = completion;
-      seq.lastTokenMs = nowMs;
-      if (seq.generated >= seq.finishAt) {
-        this.#finish(seq);
+      if (histograms) {
+        lastTokenStep[i] = completion;
+        lastTokenMs[i] = nowMs;
+      }
+      if (g >= (finishAt[i] as number)) {
+        this.#finish(i);
         anyFinished = true;
       }
     }
     if (gapCount > 0) itl.observeMany(gapMs / 1000, gapCount);
     m.generationTokens += emitted;
-    if (anyFinished) this.#dropGone();
+    if (anyFinished) b.dropFinished();
   }
 
   #addToken(request: R): void {
@@ -408,30 +415,24 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     if (this.#firstTokens === NONE) this.#firstTokens = [];
     this.#firstTokens.push(seq.request);
     m.promptTokens += seq.request.promptTokens;
-    m.ttft.observe((nowMs - seq.arrivalMs) / 1000);
+    if (this.#histograms) m.ttft.observe((nowMs - seq.arrivalMs) / 1000);
   }
 
-  /** Retires a sequence that emitted its last token; it leaves RUNNING in `#dropGone`. */
-  #finish(seq: Seq<R>): void {
+  /** Retires RUNNING entry `i`, which emitted its last token; it leaves RUNNING in `dropFinished`. */
+  #finish(i: number): void {
+    const seq = this.#running.writeBack(i);
     const reason = this.#role === 'prefill' ? 'length' : (seq.request.finishReason ?? 'stop');
     seq.gone = true;
     this.#kv.release(seq.numBlocks);
     seq.numBlocks = 0;
     this.#byId.delete(seq.request.id);
-    this.#metrics.recordFinished(reason, seq, seq.request.promptTokens, seq.emittedTokens);
+    if (this.#histograms) {
+      this.#metrics.recordFinished(reason, seq, seq.request.promptTokens, seq.emittedTokens);
+    } else {
+      this.#metrics.requestSuccess[reason]++;
+    }
     if (this.#finished === NONE) this.#finished = [];
     this.#finished.push({ request: seq.request, reason, emittedTokens: seq.emittedTokens });
-  }
-
-  /** Removes the sequences marked gone from RUNNING, keeping its order (in place). */
-  #dropGone(): void {
-    const running = this.#running;
-    let kept = 0;
-    for (let i = 0; i < running.length; i++) {
-      const seq = running[i] as Seq<R>;
-      if (!seq.gone) running[kept++] = seq;
-    }
-    running.length = kept;
   }
 
   #stepDurationMs(shape: BatchShape, nowMs: number): number {

@@ -14,7 +14,9 @@
 import type { Deque } from './deque.js';
 import type { BlockPool } from './kv-cache.js';
 import { blocksFor } from './kv-cache.js';
+import type { RunningBatch, Seq } from './running-batch.js';
 import type { BatchShape } from './step-time.js';
+import type { EngineRequest } from './types.js';
 
 /** The scheduler's view of a request. */
 export interface SchedSeq {
@@ -217,4 +219,136 @@ export function batchShape(seqs: readonly SchedSeq[], newTokens: readonly number
     contextTokens,
     prefillAttentionTokens2,
   };
+}
+
+/**
+ * What {@link scheduleBatch} reports besides the batch itself (which is
+ * `batch.newTokens[0 .. batch.planned)`). The engine keeps one and passes it to every pass.
+ */
+export class BatchPlan<R extends EngineRequest> {
+  /** Entries `[admittedFrom, batch.planned)` moved from WAITING to RUNNING in this pass. */
+  admittedFrom = 0;
+  /** Requests preempted in this pass (a new array after any pass that preempted). */
+  preempted: Seq<R>[] = [];
+  /** The batch's shape, summed as the pass schedules. */
+  readonly shape: MutableBatchShape = {
+    numSeqs: 0,
+    numTokens: 0,
+    numPrefillTokens: 0,
+    numDecodeSeqs: 0,
+    contextTokens: 0,
+    prefillAttentionTokens2: 0,
+  };
+}
+
+/**
+ * {@link scheduleStep} over RUNNING held as a {@link RunningBatch} (the engine's form): the
+ * same pass, step for step, reading and writing the batch's arrays instead of sequence
+ * objects. Sequences in WAITING are objects; admission copies one into the batch.
+ */
+export function scheduleBatch<R extends EngineRequest>(
+  batch: RunningBatch<R>,
+  waiting: Deque<Seq<R>>,
+  kv: BlockPool,
+  limits: SchedulerLimits,
+  plan: BatchPlan<R>,
+): void {
+  const blockSize = limits.blockSize;
+  const threshold = limits.longPrefillTokenThreshold;
+  const s = plan.shape;
+  s.numSeqs = 0;
+  s.numTokens = 0;
+  s.numPrefillTokens = 0;
+  s.numDecodeSeqs = 0;
+  s.contextTokens = 0;
+  s.prefillAttentionTokens2 = 0;
+  if (plan.preempted.length > 0) plan.preempted = [];
+  batch.planned = 0;
+  let budget = limits.maxNumBatchedTokens;
+
+  let i = 0;
+  while (i < batch.length && budget > 0) {
+    let n = (batch.numTokens[i] as number) - (batch.computed[i] as number);
+    if (threshold > 0 && n > threshold) n = threshold;
+    if (n > budget) n = budget;
+    if (!allocateAt(batch, i, n, kv, blockSize) && !preemptForAt(batch, i, n, waiting, kv, blockSize, plan)) {
+      break;
+    }
+    planAt(batch, i, n, s);
+    budget -= n;
+    i++;
+  }
+
+  plan.admittedFrom = batch.planned;
+  if (plan.preempted.length === 0) {
+    while (waiting.length > 0 && batch.length < limits.maxNumSeqs && budget > 0) {
+      const seq = waiting.peekFront() as Seq<R>;
+      const n = chunkSize(seq, budget, limits);
+      if (!allocateFor(seq, n, kv, blockSize)) break;
+      waiting.popFront();
+      planAt(batch, batch.push(seq), n, s);
+      budget -= n;
+    }
+  }
+}
+
+/** {@link allocateFor} for batch entry `i`. */
+function allocateAt<R extends EngineRequest>(
+  batch: RunningBatch<R>,
+  i: number,
+  n: number,
+  kv: BlockPool,
+  blockSize: number,
+): boolean {
+  const tokens = (batch.computed[i] as number) + n;
+  const held = batch.blocks[i] as number;
+  if (tokens <= held * blockSize) return true;
+  const need = blocksFor(tokens, blockSize) - held;
+  if (!kv.tryAllocate(need)) return false;
+  batch.blocks[i] = held + need;
+  return true;
+}
+
+/** {@link preemptFor} for batch entry `i`: the newest entries go first. */
+function preemptForAt<R extends EngineRequest>(
+  batch: RunningBatch<R>,
+  i: number,
+  n: number,
+  waiting: Deque<Seq<R>>,
+  kv: BlockPool,
+  blockSize: number,
+  plan: BatchPlan<R>,
+): boolean {
+  for (;;) {
+    const last = batch.length - 1;
+    const victim = batch.pop();
+    kv.release(victim.numBlocks);
+    victim.numBlocks = 0;
+    victim.numComputedTokens = 0;
+    waiting.pushFront(victim);
+    plan.preempted.push(victim);
+    if (last === i) return false;
+    if (allocateAt(batch, i, n, kv, blockSize)) return true;
+  }
+}
+
+/** {@link addToPlan} for batch entry `i`, which must be the next one (`batch.planned`). */
+function planAt<R extends EngineRequest>(
+  batch: RunningBatch<R>,
+  i: number,
+  n: number,
+  s: MutableBatchShape,
+): void {
+  batch.newTokens[i] = n;
+  batch.planned = i + 1;
+  const ctx = batch.computed[i] as number;
+  s.numSeqs++;
+  s.numTokens += n;
+  s.contextTokens += ctx;
+  if (n === 1 && ctx === (batch.numTokens[i] as number) - 1) {
+    s.numDecodeSeqs++;
+  } else {
+    s.numPrefillTokens += n;
+    s.prefillAttentionTokens2 += n * (ctx + n / 2);
+  }
 }

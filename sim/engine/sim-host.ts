@@ -1,16 +1,16 @@
 /**
- * Runs an {@link Engine} on the simulator's virtual clock: keeps exactly one pending event per
- * engine, at `engine.nextStepAt()`, and hands every step's outcome to a listener.
+ * Runs an {@link Engine} on the simulator's virtual clock: keeps exactly one pending step per
+ * engine (a simulator timer), at `engine.nextStepAt()`, and hands every step's outcome to a listener.
  */
-import type { EventHandle, Simulator } from '../kernel/simulator.js';
+import type { SimTimer, Simulator } from '../kernel/simulator.js';
 import type { Engine, EngineRequest, StepOutcome, SubmitResult } from './types.js';
 
 export class SimEngineHost<R extends EngineRequest = EngineRequest> {
   readonly engine: Engine<R>;
   readonly #sim: Simulator;
   readonly #onStep: (outcome: StepOutcome<R>) => void;
-  readonly #fire: () => void;
-  #handle: EventHandle | null = null;
+  /** The engine's next step. */
+  readonly #timer: SimTimer;
   #scheduledAtMs = Number.NaN;
 
   /**
@@ -20,12 +20,11 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
     this.#sim = sim;
     this.engine = engine;
     this.#onStep = onStep;
-    this.#fire = () => {
-      this.#handle = null;
+    this.#timer = sim.timer(() => {
       const outcome = this.engine.step(this.#sim.now());
       this.#reschedule();
       this.#onStep(outcome);
-    };
+    });
   }
 
   /** Submits at the current virtual time. */
@@ -51,13 +50,12 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
 
   #reschedule(): void {
     const at = this.engine.nextStepAt();
-    if (at === this.#scheduledAtMs && this.#handle !== null) return;
-    if (this.#handle !== null) this.#sim.cancel(this.#handle);
-    this.#handle = null;
+    const timer = this.#timer;
+    if (at === this.#scheduledAtMs && timer.pending) return;
+    timer.clear();
     this.#scheduledAtMs = Number.NaN;
     if (at === null) return;
-    const when = Math.max(at, this.#sim.now());
-    this.#handle = this.#sim.schedule(when, this.#fire);
+    timer.set(Math.max(at, this.#sim.now()));
     this.#scheduledAtMs = at;
   }
 }

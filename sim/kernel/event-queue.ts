@@ -68,9 +68,17 @@ export class EventQueue {
    * @returns a handle for {@link cancel}
    */
   push<A>(time: number, fn: EventCallback<A>, arg: A): EventHandle {
+    return this.pushWithSeq(time, this.#nextSeq++, fn, arg);
+  }
+
+  /**
+   * Adds an event with a sequence number from the caller, for events spread over several
+   * queues with one counter (it must increase with every push over all of them).
+   * @returns a handle for {@link cancel}
+   */
+  pushWithSeq<A>(time: number, seq: number, fn: EventCallback<A>, arg: A): EventHandle {
     const slot = this.#allocSlot(fn as EventCallback<unknown>, arg);
     if ((this.#heapSize + 1) * STRIDE > this.#heap.length) this.#grow();
-    const seq = this.#nextSeq++;
     this.#siftUp(this.#heapSize++, time, seq, slot);
     return (this.#slotGen[slot] as number) * MAX_PENDING_EVENTS + slot;
   }
@@ -92,6 +100,11 @@ export class EventQueue {
   /** Time of the earliest pending event, or `Infinity` when none is pending. */
   peekTime(): number {
     return this.#heapSize === 0 ? Number.POSITIVE_INFINITY : (this.#heap[0] as number);
+  }
+
+  /** Sequence number of the earliest pending event, or `Infinity` when none is pending. */
+  peekSeq(): number {
+    return this.#heapSize === 0 ? Number.POSITIVE_INFINITY : (this.#heap[1] as number);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Simulator } from './simulator.js';
+import { rngStream } from './rng.js';
+import { type EventHandle, Simulator } from './simulator.js';
 
 describe('Simulator', () => {
   it('runs events in time order and advances the clock to each', () => {
@@ -108,5 +109,78 @@ describe('Simulator', () => {
     expect(() => sim.after(-1, () => {})).toThrow(RangeError);
     expect(() => sim.every(0, () => {})).toThrow(RangeError);
     expect(() => sim.schedule(Number.NaN, () => {})).toThrow(RangeError);
+  });
+
+  it('runs events near and far ahead, and timers, in the order of one queue', () => {
+    // The same random script twice: recurring work as timers, then as scheduled events
+    // (cancel + schedule for each change). Times collide often, so ties are exercised.
+    const script = (useTimers: boolean): string[] => {
+      const sim = new Simulator();
+      const rng = rngStream(7, 'script');
+      const log: string[] = [];
+      const n = 12;
+      const set: ((atMs: number) => void)[] = [];
+      const clear: (() => void)[] = [];
+      for (let k = 0; k < n; k++) {
+        const fire = (): void => {
+          log.push(`t${k}@${sim.nowUs()}`);
+          if (rng.next() < 0.8) set[k]!(sim.now() + rng.int(0, 3) * 0.5);
+          if (rng.next() < 0.3) sim.after(rng.int(0, 2000), () => log.push(`e${k}@${sim.nowUs()}`));
+          const other = rng.int(0, n - 1);
+          const r = rng.next();
+          if (r < 0.2) clear[other]!();
+          else if (r < 0.4) set[other]!(sim.now() + rng.int(0, 4));
+        };
+        if (useTimers) {
+          const t = sim.timer(fire);
+          set.push((at) => t.set(at));
+          clear.push(() => void t.clear());
+        } else {
+          let h: EventHandle | null = null;
+          const run = (): void => {
+            h = null;
+            fire();
+          };
+          set.push((at) => {
+            if (h !== null) sim.cancel(h);
+            h = sim.schedule(at, run);
+          });
+          clear.push(() => {
+            if (h !== null) sim.cancel(h);
+            h = null;
+          });
+        }
+      }
+      for (let k = 0; k < n; k++) set[k]!(k % 3);
+      sim.every(1000, () => {
+        log.push(`tick@${sim.nowUs()}`);
+        for (let k = 0; k < n; k++) if (rng.next() < 0.5) set[k]!(sim.now() + rng.int(0, 1500));
+      });
+      sim.run(20_000);
+      log.push(`events ${sim.eventCount} pending ${sim.pendingCount}`);
+      return log;
+    };
+    const withTimers = script(true);
+    expect(withTimers.length).toBeGreaterThan(500);
+    expect(withTimers).toEqual(script(false));
+  });
+
+  it('a timer fires once per set, can be cleared, and counts as pending', () => {
+    const sim = new Simulator();
+    const fired: number[] = [];
+    const t = sim.timer(() => fired.push(sim.now()));
+    t.set(5);
+    t.set(3);
+    expect(t.pending).toBe(true);
+    expect(sim.pendingCount).toBe(1);
+    sim.run(4);
+    expect(fired).toEqual([3]);
+    expect(t.pending).toBe(false);
+    t.set(10);
+    expect(t.clear()).toBe(true);
+    expect(t.clear()).toBe(false);
+    sim.run();
+    expect(fired).toEqual([3]);
+    expect(() => t.set(1)).toThrow(RangeError);
   });
 });

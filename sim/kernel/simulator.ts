@@ -1,19 +1,49 @@
 /**
- * The discrete-event loop: a virtual clock driven by an {@link EventQueue}.
+ * The discrete-event loop: a virtual clock driven by {@link EventQueue}s.
  *
  * Time is kept in integer microseconds (see `clock.ts`); the public API takes and returns
  * milliseconds, rounded to the nearest microsecond. Events run in (time, insertion order), so
  * a run is a pure function of what was scheduled. The simulator never reads a wall clock.
+ *
+ * Pending events are kept in two heaps with one insertion counter: events due within
+ * {@link FAR_US} of the time they were scheduled (engine steps, arrivals) and the rest
+ * (client deadlines, most of them cancelled long before they are due, and periodic work).
+ * The near heap stays small, so the events that come and go all the time sift through few
+ * levels; the next event is the earlier of the two heads by (time, insertion order), so the
+ * order is exactly that of one queue. Recurring timers ({@link Simulator.timer}, an engine's
+ * next step) live in a {@link TimerSet} beside the heaps, under the same order.
  */
 import type { Clock } from './clock.js';
 import { msToUs, usToMs } from './clock.js';
 import type { EventCallback, EventHandle, PoppedEvent } from './event-queue.js';
 import { EventQueue } from './event-queue.js';
+import { TimerSet } from './timer-set.js';
 
 export type { EventHandle } from './event-queue.js';
 
+/** A recurring timer: one callback, pending at most once (see {@link Simulator.timer}). */
+export interface SimTimer {
+  /**
+   * Sets the timer to fire at `atMs`, replacing its pending time; it runs in the order a
+   * `schedule` at this point would give it.
+   * @throws RangeError if `atMs` is earlier than now (after rounding to µs)
+   */
+  set(atMs: number): void;
+  /** Stops the timer. @returns whether it was pending */
+  clear(): boolean;
+  /** Whether the timer is set and has not fired yet. */
+  readonly pending: boolean;
+}
+
+/** Events scheduled at least this far ahead (µs) go to the far heap. */
+const FAR_US = 1_000_000;
+
 export class Simulator implements Clock {
-  readonly #queue = new EventQueue();
+  readonly #near = new EventQueue();
+  readonly #far = new EventQueue();
+  readonly #timers = new TimerSet();
+  /** Insertion counter over both heaps. */
+  #nextSeq = 0;
   readonly #popped: PoppedEvent = EventQueue.poppedEvent();
   #nowUs = 0;
   #stopped = false;
@@ -45,7 +75,7 @@ export class Simulator implements Clock {
 
   /** Events scheduled and not yet run or cancelled. */
   get pendingCount(): number {
-    return this.#queue.size;
+    return this.#near.size + this.#far.size + this.#timers.pending;
   }
 
   /**
@@ -60,7 +90,7 @@ export class Simulator implements Clock {
     if (atUs < this.#nowUs) {
       throw new RangeError(`Cannot schedule at ${atMs} ms: it is before now (${this.now()} ms)`);
     }
-    return this.#queue.push(atUs, fn, arg as A);
+    return this.#push(atUs, fn, arg as A);
   }
 
   /**
@@ -72,7 +102,41 @@ export class Simulator implements Clock {
   after<A>(delayMs: number, fn: EventCallback<A>, arg?: A): EventHandle {
     const delayUs = msToUs(delayMs);
     if (delayUs < 0) throw new RangeError(`Expected a delay >= 0 ms, got ${delayMs}`);
-    return this.#queue.push(this.#nowUs + delayUs, fn, arg as A);
+    return this.#push(this.#nowUs + delayUs, fn, arg as A);
+  }
+
+  /**
+   * Adds an event at `atUs` (>= now) to the heap for its distance. A far event's handle is
+   * negative: -(its far-heap handle) - 1.
+   */
+  #push<A>(atUs: number, fn: EventCallback<A>, arg: A): EventHandle {
+    const seq = this.#nextSeq++;
+    if (atUs - this.#nowUs < FAR_US) return this.#near.pushWithSeq(atUs, seq, fn, arg);
+    return -this.#far.pushWithSeq(atUs, seq, fn, arg) - 1;
+  }
+
+  /**
+   * A timer that calls `fn` each time it fires, set and cleared at will: for a host that has
+   * one thing pending at a time, again and again (an engine's next step). Cheaper than an
+   * event per firing; the order of events is the same as with `schedule` and `cancel`.
+   */
+  timer(fn: () => void): SimTimer {
+    const timers = this.#timers;
+    const i = timers.add(fn);
+    const sim = this;
+    return {
+      set(atMs: number): void {
+        const atUs = msToUs(atMs);
+        if (atUs < sim.#nowUs) {
+          throw new RangeError(`Cannot schedule at ${atMs} ms: it is before now (${sim.now()} ms)`);
+        }
+        timers.set(i, atUs, sim.#nextSeq++);
+      },
+      clear: () => timers.clear(i),
+      get pending() {
+        return timers.isPending(i);
+      },
+    };
   }
 
   /**
@@ -80,7 +144,7 @@ export class Simulator implements Clock {
    * @returns true if it was pending; false if it already ran or was cancelled
    */
   cancel(handle: EventHandle): boolean {
-    return this.#queue.cancel(handle);
+    return handle >= 0 ? this.#near.cancel(handle) : this.#far.cancel(-handle - 1);
   }
 
   /**
@@ -94,14 +158,14 @@ export class Simulator implements Clock {
     let cancelled = false;
     let handle: EventHandle;
     const tick = (): void => {
-      handle = this.#queue.push(this.#nowUs + periodUs, tick, undefined);
+      handle = this.#push(this.#nowUs + periodUs, tick, undefined);
       fn();
     };
-    handle = this.#queue.push(this.#nowUs + periodUs, tick, undefined);
+    handle = this.#push(this.#nowUs + periodUs, tick, undefined);
     return () => {
       if (cancelled) return;
       cancelled = true;
-      this.#queue.cancel(handle);
+      this.cancel(handle);
     };
   }
 
@@ -116,13 +180,35 @@ export class Simulator implements Clock {
   run(untilMs = Number.POSITIVE_INFINITY): number {
     if (this.#running) throw new Error('Simulator.run() is not re-entrant');
     const untilUs = untilMs === Number.POSITIVE_INFINITY ? untilMs : msToUs(untilMs);
-    const queue = this.#queue;
+    const near = this.#near;
+    const far = this.#far;
+    const timers = this.#timers;
     const ev = this.#popped;
     let count = 0;
     this.#stopped = false;
     this.#running = true;
     try {
-      while (!this.#stopped && queue.popUntil(untilUs, ev)) {
+      while (!this.#stopped) {
+        // The earlier head by (time, seq); seqs are unique, so a tie in time is decided by them.
+        const nt = near.peekTime();
+        const ft = far.peekTime();
+        const queue =
+          ft < nt || (ft === nt && ft !== Number.POSITIVE_INFINITY && far.peekSeq() < near.peekSeq())
+            ? far
+            : near;
+        const ti = timers.first();
+        if (ti >= 0) {
+          const tt = timers.timeOf(ti);
+          const qt = queue === far ? ft : nt;
+          if (tt < qt || (tt === qt && timers.seqOf(ti) < queue.peekSeq())) {
+            if (tt > untilUs) break;
+            this.#nowUs = tt;
+            count++;
+            timers.fire(ti);
+            continue;
+          }
+        }
+        if (!queue.popUntil(untilUs, ev)) break;
         this.#nowUs = ev.time;
         count++;
         ev.fn(ev.arg);

@@ -97,10 +97,11 @@ export function buildEngines(
         engineIndex: String(ep.index),
         role,
         limits,
-        // The run counts tokens through `progress`, not per-token lists, and handles each
-        // step's outcome before the next step.
+        // The run counts tokens through `progress`, not per-token lists, handles each step's
+        // outcome before the next step, and reads only the engines' gauges (no histograms).
         reportTokens: false,
         reuseOutcome: true,
+        histograms: false,
         stepTime: (b) => model(b) * node.slowdown,
         ...(g.cold_start
           ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }

@@ -6,7 +6,7 @@
  */
 import type { Refusal } from '../../gate/decisions.js';
 import type { Leg, Permit } from '../../gate/permit.js';
-import type { Decision, GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
+import type { AdmissionRequest, Decision, GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import type { RetryPolicy } from '../clients/retry.js';
 import type { RandomFn } from '../clients/rng.js';
@@ -38,7 +38,11 @@ export class Attempt {
   leg: RequestProgress | null = null;
   deadline: EventHandle | null = null;
   decision: RequestRecord['decision'] = 'admit';
-  constructor(readonly d: RequestDescriptor) {}
+  /** `d.id` as the engines' request id. */
+  readonly engineId: string;
+  constructor(readonly d: RequestDescriptor) {
+    this.engineId = String(d.id);
+  }
 }
 
 /**
@@ -90,9 +94,16 @@ export class Lifecycle implements GateHost {
   readonly #o: LifecycleOptions;
   readonly #live = new Set<Attempt>();
   #rr = 0;
+  /** Nodes by endpoint id (the first of each id, as a search in order finds). */
+  readonly #nodeById = new Map<string, EngineNode>();
+  // Event callbacks that take the attempt as their argument: no closure per event.
+  readonly #onDeadline = (a: Attempt): void => this.#clientLeaves(a);
+  readonly #onOverheadDone = (a: Attempt): void =>
+    this.#submit(a, a.node as EngineNode, a.d.pd ? 'prefill' : 'decode');
 
   constructor(o: LifecycleOptions) {
     this.#o = o;
+    for (const n of o.nodes) if (!this.#nodeById.has(n.endpoint.id)) this.#nodeById.set(n.endpoint.id, n);
   }
 
   /** Attempts not yet ended. */
@@ -107,19 +118,14 @@ export class Lifecycle implements GateHost {
     const { sim, admission } = this.#o;
     if (d.deadlineMs !== undefined) {
       const at = Math.max(d.deadlineMs, sim.now());
-      a.deadline = sim.schedule(at, () => this.#clientLeaves(a));
+      a.deadline = sim.schedule(at, this.#onDeadline, a);
     }
     const inflightBefore = this.#o.observer === undefined ? 0 : admission.pool().inflight;
-    const decision = admission.admit(
-      {
-        inference: d.inference,
-        protocol: d.protocol,
-        bodyBuffered: true,
-        ...(d.tenant === undefined ? {} : { tenant: d.tenant }),
-        pd: d.pd,
-      },
-      a,
-    );
+    const req: AdmissionRequest =
+      d.tenant === undefined
+        ? { inference: d.inference, protocol: d.protocol, bodyBuffered: true, pd: d.pd }
+        : { inference: d.inference, protocol: d.protocol, bodyBuffered: true, tenant: d.tenant, pd: d.pd };
+    const decision = admission.admit(req, a);
     switch (decision.kind) {
       case 'admit':
         a.decision = 'admit';
@@ -167,7 +173,7 @@ export class Lifecycle implements GateHost {
 
   #pickNode(endpointId: string | null): EngineNode | null {
     const nodes = this.#o.nodes;
-    if (endpointId !== null) return nodes.find((n) => n.endpoint.id === endpointId) ?? null;
+    if (endpointId !== null) return this.#nodeById.get(endpointId) ?? null;
     const normal = nodes.filter((n) => n.endpoint.role === 'normal');
     if (normal.length === 0) return null;
     for (let i = 0; i < normal.length; i++) {
@@ -213,7 +219,7 @@ export class Lifecycle implements GateHost {
       this.#end(a, 'failed', 502, 'no_endpoint');
       return;
     }
-    sim.after(node.apiOverheadMs, () => this.#submit(a, node, a.d.pd ? 'prefill' : 'decode'));
+    sim.after(node.apiOverheadMs, this.#onOverheadDone, a);
   }
 
   #legRefused(a: Attempt, r: Refusal): void {
@@ -230,19 +236,30 @@ export class Lifecycle implements GateHost {
     }
     const d = a.d;
     const decodeOnly = phase === 'decode' && d.pd;
-    const req: SimEngineRequest = {
-      id: String(d.id),
-      promptTokens: d.promptTokens,
-      outputTokens: phase === 'prefill' ? 1 : d.outputTokens,
-      arrivalMs: this.#o.sim.now(),
-      ctx: a,
-      ...(d.recorded === undefined
-        ? {}
-        : {
-            serviceMs: d.recorded.serviceMs,
-            ...(d.recorded.ttftMs === undefined ? {} : { ttftMs: d.recorded.ttftMs }),
-          }),
-    };
+    const outputTokens = phase === 'prefill' ? 1 : d.outputTokens;
+    const arrivalMs = this.#o.sim.now();
+    const rec = d.recorded;
+    const req: SimEngineRequest =
+      rec === undefined
+        ? { id: a.engineId, promptTokens: d.promptTokens, outputTokens, arrivalMs, ctx: a }
+        : rec.ttftMs === undefined
+          ? {
+              id: a.engineId,
+              promptTokens: d.promptTokens,
+              outputTokens,
+              arrivalMs,
+              ctx: a,
+              serviceMs: rec.serviceMs,
+            }
+          : {
+              id: a.engineId,
+              promptTokens: d.promptTokens,
+              outputTokens,
+              arrivalMs,
+              ctx: a,
+              serviceMs: rec.serviceMs,
+              ttftMs: rec.ttftMs,
+            };
     const res = node.host.submit(req);
     if (!res.accepted) {
       if (decodeOnly && res.reason === 'invalid') {
@@ -317,7 +334,7 @@ export class Lifecycle implements GateHost {
     a.deadline = null;
     if (a.phase === 'done') return;
     if (a.phase === 'queued' && a.ticket !== null) this.#o.admission.cancel(a.ticket);
-    if ((a.phase === 'prefill' || a.phase === 'decode') && a.node !== null) a.node.host.abort(String(a.d.id));
+    if ((a.phase === 'prefill' || a.phase === 'decode') && a.node !== null) a.node.host.abort(a.engineId);
     this.#end(a, 'cancelled', 0, '', true);
   }
 
@@ -367,7 +384,7 @@ export class Lifecycle implements GateHost {
       (d.deadlineMs === undefined || now <= d.deadlineMs);
     const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
     this.#o.record({
-      id: String(d.id),
+      id: a.engineId,
       logical_id: String(d.logicalId),
       attempt: d.attempt,
       tenant: d.tenant ?? KEYLESS_LABEL,

@@ -12,12 +12,12 @@
 import { createArrivalProcess } from '../clients/arrivals.js';
 import { ClosedLoopUsers } from '../clients/closed-loop.js';
 import { createDistribution } from '../clients/distributions.js';
+import type { TraceFormatError } from '../clients/errors.js';
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import { RequestFactory } from '../clients/request-factory.js';
 import { createRetryPolicy } from '../clients/retry.js';
 import type { RandomFn, RandomStreams } from '../clients/rng.js';
 import { createWorkloadArrivals, KEYLESS_LABEL } from '../clients/tenants.js';
-import type { TraceFormatError } from '../clients/errors.js';
 import { readTrace } from '../clients/trace-files.js';
 import type { TraceRecord } from '../clients/trace-parse.js';
 import { rngStream } from '../kernel/rng.js';
@@ -96,6 +96,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
 
   /** Applies token shifts in force at `atMs` to a new logical request. */
   const shaped = (d: RequestDescriptor): RequestDescriptor => {
+    if (shifts.length === 0) return d;
     let out = d;
     shifts.forEach((s, i) => {
       if (s.atMs > d.sentAtMs || (s.tenant !== undefined && s.tenant !== d.tenant) || !d.inference) return;
@@ -141,10 +142,13 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   });
 
   // ---- open-loop arrivals (and shifts of the arrival process) -----------
-  const feeds: {
+  interface Feed {
     next: () => { atMs: number; tenantIndex: number | undefined } | undefined;
     untilMs: number;
-  }[] = [];
+    /** The tenant of the arrival scheduled next. */
+    tenantIndex?: number | undefined;
+  }
+  const feeds: Feed[] = [];
   const base = createWorkloadArrivals(setup.workload, streams);
   if (base) feeds.push({ next: () => base.next(), untilMs: endMs });
   shifts.forEach((s, i) => {
@@ -165,13 +169,16 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       untilMs: endMs,
     });
   });
-  const pump = (feed: (typeof feeds)[number]): void => {
+  // One pending arrival per feed, scheduled with the feed as its argument (no closure per arrival).
+  const arrive = (feed: Feed): void => {
+    if (sim.now() < feed.untilMs) sendNew(factory.create(sim.now(), feed.tenantIndex));
+    pump(feed);
+  };
+  const pump = (feed: Feed): void => {
     const n = feed.next();
     if (n === undefined || n.atMs >= Math.min(feed.untilMs, endMs)) return;
-    sim.schedule(n.atMs, () => {
-      if (sim.now() < feed.untilMs) sendNew(factory.create(sim.now(), n.tenantIndex));
-      pump(feed);
-    });
+    feed.tenantIndex = n.tenantIndex;
+    sim.schedule(n.atMs, arrive, feed);
   };
   for (const f of feeds) pump(f);
 

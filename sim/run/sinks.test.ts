@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import type { RunSummary } from './records.js';
+import { REQUEST_COLUMNS, type RequestRecord, type RunSummary } from './records.js';
 import { csvLine } from './sinks.js';
 
 describe('CSV output', () => {
@@ -15,6 +15,58 @@ describe('CSV output', () => {
     const ours = rows.map(csvLine).join('');
     const theirs = stringify(rows, { cast: { boolean: (b: boolean) => (b ? 'true' : 'false') } });
     expect(ours).toBe(theirs);
+  });
+
+  it('writes request records byte for byte as the generic row formatter does', async () => {
+    const { FileSink } = await import('./sinks.js');
+    const base: RequestRecord = {
+      id: '7',
+      logical_id: '5',
+      attempt: 2,
+      tenant: 'team-a',
+      sent_ms: 1234.567,
+      protocol: 'h2',
+      stream: true,
+      pd: false,
+      inference: true,
+      prompt_tokens: 256,
+      output_tokens: 96,
+      decision: 'queued',
+      outcome: 'completed',
+      status: 200,
+      error: '',
+      endpoint: '10.0.0.1:8000',
+      queue_wait_ms: 0.001,
+      ttft_ms: 12.5,
+      e2e_ms: 100,
+      good: true,
+      generated_tokens: 96,
+      wasted_tokens: 0,
+    };
+    const odd: RequestRecord[] = [
+      { ...base, tenant: 'a,"b"', error: 'x\ny', queue_wait_ms: '', ttft_ms: '', e2e_ms: '', good: false },
+      { ...base, id: '1e21', sent_ms: 1e21, endpoint: '', status: 0, outcome: 'in_system' },
+      { ...base, tenant: 'équipe-ü', sent_ms: -0, ttft_ms: 0.1 + 0.2, e2e_ms: 999_999_999_999_999 },
+      { ...base, tenant: 'long'.repeat(700), attempt: 10 ** 15, prompt_tokens: 1e-7, wasted_tokens: -3 },
+      { ...base, sent_ms: 1 / 3, queue_wait_ms: 999_999_999_999.999, ttft_ms: 0.07, e2e_ms: 2.5e-7 },
+      { ...base, sent_ms: 1e12 - 0.001, queue_wait_ms: 10.1, ttft_ms: 0.1 + 0.2, e2e_ms: 3600000.5 },
+    ];
+    // Enough rows to cross several chunk boundaries.
+    const records = Array.from({ length: 3000 }, (_, i) => {
+      const r = odd[i % 9] ?? base;
+      return { ...r, id: String(i), sent_ms: r === base ? i * 1.001 : r.sent_ms };
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-sink-'));
+    try {
+      const sink = new FileSink(dir, []);
+      for (const r of records) sink.request(r);
+      await sink.close({} as RunSummary);
+      const expected =
+        csvLine(REQUEST_COLUMNS) + records.map((r) => csvLine(REQUEST_COLUMNS.map((c) => r[c]))).join('');
+      expect(readFileSync(join(dir, 'requests.csv'), 'utf8')).toBe(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('writes the header and rows of a file sink', async () => {

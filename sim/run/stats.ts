@@ -43,8 +43,8 @@ export class RunStats {
   #secArrivals = 0;
   #secCompleted = 0;
   #secGood = 0;
-  #secTtft: number[] = [];
-  #secE2e: number[] = [];
+  readonly #secTtft: number[] = [];
+  readonly #secE2e: number[] = [];
 
   /** @param warmupMs attempts sent before this are left out of the summary */
   constructor(readonly warmupMs: number) {}
@@ -105,6 +105,8 @@ export class RunStats {
   ): SecondRow {
     if (gate.inflight > this.maxInflight) this.maxInflight = gate.inflight;
     if (gate.queued > this.maxQueued) this.maxQueued = gate.queued;
+    const sortedTtft = sorted(this.#secTtft);
+    const sortedE2e = sorted(this.#secE2e);
     const row: SecondRow = {
       t_s: tS,
       inflight: gate.inflight,
@@ -116,18 +118,18 @@ export class RunStats {
       arrivals: this.#secArrivals,
       completed: this.#secCompleted,
       good: this.#secGood,
-      ttft_p50_ms: pct(this.#secTtft, 0.5),
-      ttft_p95_ms: pct(this.#secTtft, 0.95),
-      e2e_p50_ms: pct(this.#secE2e, 0.5),
-      e2e_p95_ms: pct(this.#secE2e, 0.95),
+      ttft_p50_ms: pct(sortedTtft, 0.5),
+      ttft_p95_ms: pct(sortedTtft, 0.95),
+      e2e_p50_ms: pct(sortedE2e, 0.5),
+      e2e_p95_ms: pct(sortedE2e, 0.95),
       decisions: gate.decisions,
       endpoints: gate.endpoints,
     };
     this.#secArrivals = 0;
     this.#secCompleted = 0;
     this.#secGood = 0;
-    this.#secTtft = [];
-    this.#secE2e = [];
+    this.#secTtft.length = 0;
+    this.#secE2e.length = 0;
     return row;
   }
 
@@ -172,9 +174,14 @@ export function percentiles(h: LatencyHistogram): Percentiles {
   };
 }
 
-function pct(xs: number[], q: number): number | '' {
-  if (xs.length === 0) return '';
-  const s = [...xs].sort((a, b) => a - b);
+/** The values in ascending order (a numeric sort of a typed copy). */
+function sorted(xs: readonly number[]): Float64Array {
+  return Float64Array.from(xs).sort();
+}
+
+/** The q-quantile of ascending values (the nearest rank), rounded to µs; '' when there are none. */
+function pct(s: Float64Array, q: number): number | '' {
+  if (s.length === 0) return '';
   return round3(s[Math.max(0, Math.ceil(q * s.length) - 1)]!);
 }
 

@@ -1,0 +1,207 @@
+/**
+ * RUNNING as a struct of arrays, for {@link VllmEngine}.
+ *
+ * Every step visits every running sequence twice (completing the batch in flight, then
+ * forming the next one). With one object per sequence those visits are cache misses on
+ * objects scattered over the heap; here the counters a step reads and writes sit in parallel
+ * typed arrays, entry `i` of each being the i-th running sequence in RUNNING's order. The
+ * {@link Seq} objects keep everything else (the request, timestamps) and, while a sequence
+ * is not running, its counters too: {@link RunningBatch.push} copies them in,
+ * {@link RunningBatch.writeBack} copies them out.
+ *
+ * The batch in flight is a prefix of RUNNING (see `scheduler.ts`), so its new tokens are kept
+ * here too (`newTokens`, with `planned` entries): removing an entry keeps them aligned.
+ */
+import type { EngineRequest, RequestProgress } from './types.js';
+
+/**
+ * A request on the engine. While it runs its counters live in the batch's arrays and the
+ * fields here are stale, except through the getter of {@link RequestProgress}. (Its index in
+ * the batch is not kept here: the batch would have to write to every sequence it moves.)
+ */
+export class Seq<R extends EngineRequest> implements RequestProgress {
+  /** True while in RUNNING. */
+  running = false;
+  /** Set when the request leaves the engine (finish, abort or restart). */
+  gone = false;
+  /** Prompt + output tokens so far; the newest output token is not computed yet. */
+  numTokens: number;
+  /** Tokens whose KV is computed (reset to 0 by preemption). */
+  numComputedTokens: number;
+  /** KV blocks held. */
+  numBlocks = 0;
+  /** Output tokens so far, including any made upstream. */
+  generated: number;
+  /** Tokens computed for this request on this engine, recomputation included. */
+  computeSpent = 0;
+  /** The engine's completion count when the request last emitted. */
+  lastTokenStep = -1;
+  lastTokenMs = Number.NaN;
+  preemptions = 0;
+  firstScheduledMs = Number.NaN;
+  firstTokenMs = Number.NaN;
+
+  /**
+   * @param generatedBefore output tokens made upstream (1 on a decode-role engine, else 0)
+   * @param finishAt `generated` at which the request finishes
+   */
+  constructor(
+    readonly batch: RunningBatch<R>,
+    readonly request: R,
+    readonly arrivalMs: number,
+    numTokens: number,
+    numComputedTokens: number,
+    readonly generatedBefore: number,
+    readonly finishAt: number,
+  ) {
+    this.numTokens = numTokens;
+    this.numComputedTokens = numComputedTokens;
+    this.generated = generatedBefore;
+  }
+
+  /** Output tokens emitted by this engine (live while running). */
+  get emittedTokens(): number {
+    const g = this.running ? (this.batch.generated[this.batch.indexOf(this)] as number) : this.generated;
+    return g - this.generatedBefore;
+  }
+}
+
+const INITIAL_CAPACITY = 32;
+
+export class RunningBatch<R extends EngineRequest> {
+  /** Running sequences. */
+  length = 0;
+  /** Entries `[0, planned)` are the batch in flight (or being formed). */
+  planned = 0;
+  seqs: (Seq<R> | undefined)[] = [];
+  numTokens = new Float64Array(INITIAL_CAPACITY);
+  computed = new Float64Array(INITIAL_CAPACITY);
+  blocks = new Float64Array(INITIAL_CAPACITY);
+  generated = new Float64Array(INITIAL_CAPACITY);
+  finishAt = new Float64Array(INITIAL_CAPACITY);
+  computeSpent = new Float64Array(INITIAL_CAPACITY);
+  lastTokenStep = new Float64Array(INITIAL_CAPACITY);
+  lastTokenMs = new Float64Array(INITIAL_CAPACITY);
+  /** Tokens entry i computes in the batch (i < `planned`). */
+  newTokens = new Float64Array(INITIAL_CAPACITY);
+
+  /** Appends `seq` (its counters copied in) at the end of RUNNING. @returns its index */
+  push(seq: Seq<R>): number {
+    const i = this.length;
+    if (i === this.numTokens.length) this.#grow();
+    this.seqs[i] = seq;
+    this.numTokens[i] = seq.numTokens;
+    this.computed[i] = seq.numComputedTokens;
+    this.blocks[i] = seq.numBlocks;
+    this.generated[i] = seq.generated;
+    this.finishAt[i] = seq.finishAt;
+    this.computeSpent[i] = seq.computeSpent;
+    this.lastTokenStep[i] = seq.lastTokenStep;
+    this.lastTokenMs[i] = seq.lastTokenMs;
+    seq.running = true;
+    this.length = i + 1;
+    return i;
+  }
+
+  /** The index of `seq`, which must be running (a search: for the rare reads from outside). */
+  indexOf(seq: Seq<R>): number {
+    const i = this.seqs.indexOf(seq);
+    if (i < 0 || i >= this.length) throw new Error('internal: the sequence is not running');
+    return i;
+  }
+
+  /** Copies entry `i`'s counters back into its sequence, which stops reading the arrays. */
+  writeBack(i: number): Seq<R> {
+    const seq = this.seqs[i] as Seq<R>;
+    seq.numTokens = this.numTokens[i] as number;
+    seq.numComputedTokens = this.computed[i] as number;
+    seq.numBlocks = this.blocks[i] as number;
+    seq.generated = this.generated[i] as number;
+    seq.computeSpent = this.computeSpent[i] as number;
+    seq.lastTokenStep = this.lastTokenStep[i] as number;
+    seq.lastTokenMs = this.lastTokenMs[i] as number;
+    seq.running = false;
+    return seq;
+  }
+
+  /** Removes the last entry (written back). */
+  pop(): Seq<R> {
+    const i = --this.length;
+    const seq = this.writeBack(i);
+    this.seqs[i] = undefined;
+    if (this.planned > i) this.planned = i;
+    return seq;
+  }
+
+  /** Removes entry `i` (written back), keeping the order of the rest and of the plan. */
+  removeAt(i: number): Seq<R> {
+    const seq = this.writeBack(i);
+    const last = this.length - 1;
+    for (let j = i; j < last; j++) this.#move(j + 1, j);
+    this.seqs[last] = undefined;
+    this.length = last;
+    if (i < this.planned) this.planned--;
+    return seq;
+  }
+
+  /**
+   * Removes the entries that generated their last token (their sequences were written back
+   * when they finished), keeping the order of the rest. Only a completed step finishes
+   * sequences, so no other entry meets `generated >= finishAt`.
+   */
+  dropFinished(): void {
+    const generated = this.generated;
+    const finishAt = this.finishAt;
+    const n = this.length;
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      if ((generated[i] as number) >= (finishAt[i] as number)) continue;
+      if (kept !== i) this.#move(i, kept);
+      kept++;
+    }
+    for (let i = kept; i < n; i++) this.seqs[i] = undefined;
+    this.length = kept;
+    if (this.planned > kept) this.planned = kept;
+  }
+
+  /** Empties RUNNING (restart), writing every entry back. */
+  clear(): void {
+    for (let i = 0; i < this.length; i++) {
+      this.writeBack(i);
+      this.seqs[i] = undefined;
+    }
+    this.length = 0;
+    this.planned = 0;
+  }
+
+  #move(from: number, to: number): void {
+    this.seqs[to] = this.seqs[from];
+    this.numTokens[to] = this.numTokens[from] as number;
+    this.computed[to] = this.computed[from] as number;
+    this.blocks[to] = this.blocks[from] as number;
+    this.generated[to] = this.generated[from] as number;
+    this.finishAt[to] = this.finishAt[from] as number;
+    this.computeSpent[to] = this.computeSpent[from] as number;
+    this.lastTokenStep[to] = this.lastTokenStep[from] as number;
+    this.lastTokenMs[to] = this.lastTokenMs[from] as number;
+    this.newTokens[to] = this.newTokens[from] as number;
+  }
+
+  #grow(): void {
+    const n = this.numTokens.length * 2;
+    const grown = (a: Float64Array): Float64Array<ArrayBuffer> => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.numTokens = grown(this.numTokens);
+    this.computed = grown(this.computed);
+    this.blocks = grown(this.blocks);
+    this.generated = grown(this.generated);
+    this.finishAt = grown(this.finishAt);
+    this.computeSpent = grown(this.computeSpent);
+    this.lastTokenStep = grown(this.lastTokenStep);
+    this.lastTokenMs = grown(this.lastTokenMs);
+    this.newTokens = grown(this.newTokens);
+  }
+}

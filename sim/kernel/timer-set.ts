@@ -1,0 +1,123 @@
+/**
+ * Recurring timers for the {@link Simulator}: a fixed set of callbacks, each pending at most
+ * once, kept in a winner tree (a tournament over the timers' (time, seq) keys) instead of the
+ * event heap.
+ *
+ * A simulated engine steps every few milliseconds for the whole run and always has exactly
+ * one step pending: as heap events, each step is a removal and an insertion among every other
+ * pending event. Here a timer owns a leaf; setting or firing it replays the matches on its
+ * path to the root (log2 of the number of timers, six for 64 engines, on small typed arrays
+ * that stay in cache). The root is the earliest pending timer. Keys are (time, seq) with the
+ * simulator's insertion counter, so timers and heap events run in exactly the order one queue
+ * would give them.
+ */
+
+/** Key of a timer that is not pending. */
+const IDLE = Number.POSITIVE_INFINITY;
+
+export class TimerSet {
+  /** Leaves (a power of two >= the number of timers). */
+  #leaves = 0;
+  #count = 0;
+  #pending = 0;
+  #time = new Float64Array(0);
+  #seq = new Float64Array(0);
+  /** `#win[k]` is the timer winning the subtree at node k (1 = root; leaves at `#leaves + i`). */
+  #win = new Int32Array(2);
+  readonly #fns: (() => void)[] = [];
+
+  /** Timers pending. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /** Adds an idle timer that calls `fn` when it fires. @returns its index */
+  add(fn: () => void): number {
+    const i = this.#count++;
+    this.#fns.push(fn);
+    if (this.#count > this.#leaves) this.#grow();
+    this.#time[i] = IDLE;
+    this.#seq[i] = IDLE;
+    return i;
+  }
+
+  /** Sets timer `i` to fire at `time` with insertion number `seq` (replacing its pending time). */
+  set(i: number, time: number, seq: number): void {
+    if (this.#time[i] === IDLE) this.#pending++;
+    this.#time[i] = time;
+    this.#seq[i] = seq;
+    this.#replay(i);
+  }
+
+  /** Makes timer `i` idle. @returns whether it was pending */
+  clear(i: number): boolean {
+    if (this.#time[i] === IDLE) return false;
+    this.#pending--;
+    this.#time[i] = IDLE;
+    this.#seq[i] = IDLE;
+    this.#replay(i);
+    return true;
+  }
+
+  /** Whether timer `i` is pending. */
+  isPending(i: number): boolean {
+    return this.#time[i] !== IDLE;
+  }
+
+  /** The earliest pending timer, or -1 when none is pending. */
+  first(): number {
+    const w = this.#win[1] as number;
+    return this.#pending === 0 ? -1 : w;
+  }
+
+  /** Time of timer `i` (`Infinity` when idle). */
+  timeOf(i: number): number {
+    return this.#time[i] as number;
+  }
+
+  /** Insertion number of timer `i` (`Infinity` when idle). */
+  seqOf(i: number): number {
+    return this.#seq[i] as number;
+  }
+
+  /** Makes timer `i` idle and calls it. */
+  fire(i: number): void {
+    this.clear(i);
+    (this.#fns[i] as () => void)();
+  }
+
+  /** Recomputes the matches from leaf `i` up to the root. */
+  #replay(i: number): void {
+    const win = this.#win;
+    const time = this.#time;
+    const seq = this.#seq;
+    for (let k = (this.#leaves + i) >> 1; k >= 1; k >>= 1) {
+      const a = win[2 * k] as number;
+      const b = win[2 * k + 1] as number;
+      const ta = time[a] as number;
+      const tb = time[b] as number;
+      win[k] = ta < tb || (ta === tb && (seq[a] as number) <= (seq[b] as number)) ? a : b;
+    }
+  }
+
+  /** Doubles the leaves and rebuilds the tree (spare leaves are idle timers of their own). */
+  #grow(): void {
+    const leaves = Math.max(2, this.#leaves * 2);
+    const time = new Float64Array(leaves).fill(IDLE);
+    const seq = new Float64Array(leaves).fill(IDLE);
+    time.set(this.#time);
+    seq.set(this.#seq);
+    this.#time = time;
+    this.#seq = seq;
+    this.#leaves = leaves;
+    this.#win = new Int32Array(2 * leaves);
+    for (let i = 0; i < leaves; i++) this.#win[leaves + i] = i;
+    for (let k = leaves - 1; k >= 1; k--) {
+      const a = this.#win[2 * k] as number;
+      const b = this.#win[2 * k + 1] as number;
+      const ta = time[a] as number;
+      const tb = time[b] as number;
+      this.#win[k] = ta < tb || (ta === tb && (seq[a] as number) <= (seq[b] as number)) ? a : b;
+    }
+  }
+}
