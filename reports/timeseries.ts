@@ -4,26 +4,11 @@
  * `ep_<id>_waiting`, `ep_<id>_kv_usage`.
  */
 import { DECISION_REASONS } from '../gate/decisions.js';
-import type { SecondRow } from '../sim/run/records.js';
+import { SECOND_SCALAR_COLUMNS, type SecondRow } from '../sim/run/records.js';
 import { CsvError, parseCsvRecords, toCsv } from './csv.js';
 
-/** The scalar columns, in file order. */
-export const SECOND_SCALAR_COLUMNS = [
-  't_s',
-  'inflight',
-  'queued',
-  'limit',
-  'configured_limit',
-  'queue_depth',
-  'adapt_state',
-  'arrivals',
-  'completed',
-  'good',
-  'ttft_p50_ms',
-  'ttft_p95_ms',
-  'e2e_p50_ms',
-  'e2e_p95_ms',
-] as const satisfies readonly (keyof SecondRow)[];
+/** The scalar columns, in file order (defined with the record types). */
+export { SECOND_SCALAR_COLUMNS };
 
 const EP_SUFFIXES = ['_running', '_waiting', '_kv_usage'] as const;
 

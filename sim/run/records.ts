@@ -170,3 +170,21 @@ export interface SecondRow {
   /** Per endpoint: running, waiting, KV usage (0..1). */
   endpoints: { id: string; running: number; waiting: number; kv_usage: number }[];
 }
+
+/** The scalar columns of `timeseries.csv`, in file order (decisions and endpoints follow). */
+export const SECOND_SCALAR_COLUMNS = [
+  't_s',
+  'inflight',
+  'queued',
+  'limit',
+  'configured_limit',
+  'queue_depth',
+  'adapt_state',
+  'arrivals',
+  'completed',
+  'good',
+  'ttft_p50_ms',
+  'ttft_p95_ms',
+  'e2e_p50_ms',
+  'e2e_p95_ms',
+] as const satisfies readonly (keyof SecondRow)[];

@@ -8,7 +8,13 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DECISION_REASONS } from '../../gate/decisions.js';
-import { REQUEST_COLUMNS, type RequestRecord, type RunSummary, type SecondRow } from './records.js';
+import {
+  REQUEST_COLUMNS,
+  type RequestRecord,
+  type RunSummary,
+  SECOND_SCALAR_COLUMNS,
+  type SecondRow,
+} from './records.js';
 
 /** Receives a run's outputs as they are produced. */
 export interface RunSink {
@@ -40,20 +46,7 @@ export class MemorySink implements RunSink {
 /** The flat columns of a time-series row for these endpoints. */
 export function secondColumns(endpointIds: readonly string[]): string[] {
   return [
-    't_s',
-    'inflight',
-    'queued',
-    'limit',
-    'configured_limit',
-    'queue_depth',
-    'adapt_state',
-    'arrivals',
-    'completed',
-    'good',
-    'ttft_p50_ms',
-    'ttft_p95_ms',
-    'e2e_p50_ms',
-    'e2e_p95_ms',
+    ...SECOND_SCALAR_COLUMNS,
     ...DECISION_REASONS.map((r) => `decisions_${r}`),
     ...endpointIds.flatMap((id) => [`ep_${id}_running`, `ep_${id}_waiting`, `ep_${id}_kv_usage`]),
   ];
@@ -62,20 +55,7 @@ export function secondColumns(endpointIds: readonly string[]): string[] {
 /** A time-series row as flat values in `secondColumns` order. */
 export function flattenSecond(row: SecondRow): (string | number)[] {
   return [
-    row.t_s,
-    row.inflight,
-    row.queued,
-    row.limit,
-    row.configured_limit,
-    row.queue_depth,
-    row.adapt_state,
-    row.arrivals,
-    row.completed,
-    row.good,
-    row.ttft_p50_ms,
-    row.ttft_p95_ms,
-    row.e2e_p50_ms,
-    row.e2e_p95_ms,
+    ...SECOND_SCALAR_COLUMNS.map((c) => row[c]),
     ...DECISION_REASONS.map((r) => row.decisions[r] ?? 0),
     ...row.endpoints.flatMap((e) => [e.running, e.waiting, e.kv_usage]),
   ];
