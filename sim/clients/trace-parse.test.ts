@@ -166,3 +166,24 @@ describe('Mooncake lines', () => {
     expect(() => parseMooncakeLine('[1,2]', moon(3))).toThrow("line is '[1,2]', expected a JSON object");
   });
 });
+
+describe('Azure timestamps without the Date object', () => {
+  it('accepts 29 February only in leap years and round-trips stamps across years', () => {
+    const ref = { file: 'x.csv', line: 2 };
+    for (const stamp of [
+      '2024-02-29 23:59:59.9999999',
+      '2000-02-29 00:00:00.0000000',
+      '1999-12-31 12:34:56.0000001',
+    ]) {
+      expect(azureStamp(parseAzureLine(`${stamp},1,1`, ref))).toBe(stamp);
+    }
+    for (const bad of [
+      '2023-02-29 00:00:00.0',
+      '1900-02-29 00:00:00.0',
+      '2023-04-31 00:00:00.0',
+      '2023-13-01 00:00:00.0',
+    ]) {
+      expect(() => parseAzureLine(`${bad},1,1`, ref)).toThrow(/TIMESTAMP/);
+    }
+  });
+});

@@ -140,8 +140,7 @@ export function parseAzureLine(
   if (m === null) throw new TraceFormatError(ref.file, ref.line, 'TIMESTAMP', stamp, AZURE_TIME_EXPECTED);
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   const ms = Date.UTC(y, mo - 1, d, h, mi, s);
-  const check = new Date(ms);
-  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
     throw new TraceFormatError(ref.file, ref.line, 'TIMESTAMP', stamp, AZURE_TIME_EXPECTED);
   }
   return {
@@ -267,10 +266,35 @@ export function mooncakeNormaliser(): TraceNormaliser<MooncakeRow> {
   };
 }
 
-/** The Azure timestamp text of a row (UTC reading), for messages. */
+/** The Azure timestamp text of a row (UTC reading), for messages. Pure arithmetic: no Date object. */
 export function azureStamp(row: AzureRow): string {
-  const iso = new Date(row.timestampSec * 1000).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${String(row.timestampTicks).padStart(7, '0')}`;
+  const days = Math.floor(row.timestampSec / 86_400);
+  const secs = row.timestampSec - days * 86_400;
+  const [y, m, d] = civilFromDays(days);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const time = `${two(Math.floor(secs / 3600))}:${two(Math.floor((secs % 3600) / 60))}:${two(secs % 60)}`;
+  return `${y}-${two(m)}-${two(d)} ${time}.${String(row.timestampTicks).padStart(7, '0')}`;
+}
+
+/** Days in month `m` (1-12) of year `y`, Gregorian. */
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(m) ? 30 : 31;
+}
+
+/** Year, month, day of the day `z` days after 1970-01-01 (Howard Hinnant's civil_from_days). */
+function civilFromDays(z0: number): [number, number, number] {
+  const z = z0 + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
 }
 
 function parseCount(cell: string, ref: LineRef, field: string): number {
