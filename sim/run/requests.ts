@@ -372,41 +372,8 @@ export class Lifecycle implements GateHost {
       a.deadline = null;
     }
     this.#releaseUnits(a);
+    this.#o.record(this.#recordOf(a, now, outcome, status, error, clientLeft && wasExecuting, clientLeft));
     const d = a.d;
-    const ttft = a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.sentAtMs : '';
-    const ttftFromFirst =
-      a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.firstSentAtMs : Number.POSITIVE_INFINITY;
-    const completed = outcome === 'completed';
-    const good =
-      completed &&
-      d.inference &&
-      (d.ttftSloMs === undefined || ttftFromFirst <= d.ttftSloMs) &&
-      (d.deadlineMs === undefined || now <= d.deadlineMs);
-    const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
-    this.#o.record({
-      id: a.engineId,
-      logical_id: String(d.logicalId),
-      attempt: d.attempt,
-      tenant: d.tenant ?? KEYLESS_LABEL,
-      sent_ms: round3(d.sentAtMs),
-      protocol: d.protocol,
-      stream: d.stream,
-      pd: d.pd,
-      inference: d.inference,
-      prompt_tokens: d.promptTokens,
-      output_tokens: d.outputTokens,
-      decision: a.decision,
-      outcome,
-      status,
-      error,
-      endpoint: a.node?.endpoint.id ?? '',
-      queue_wait_ms: a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '',
-      ttft_ms: ttft === '' ? '' : round3(ttft),
-      e2e_ms: completed ? round3(now - d.sentAtMs) : '',
-      good,
-      generated_tokens: completed ? generatedTokens(a) : clientLeft ? 0 : generatedTokens(a),
-      wasted_tokens: clientLeft && wasExecuting ? generatedTokens(a) : 0,
-    });
     if (outcome !== 'completed' && outcome !== 'cancelled' && this.#retry(a, status, refusal)) return;
     this.#o.logicalEnd(d, now);
   }
@@ -432,36 +399,61 @@ export class Lifecycle implements GateHost {
 
   /** Records every attempt still in the system at the end of the run. */
   finish(): void {
+    const now = this.#o.sim.now();
     for (const a of [...this.#live]) {
-      const d = a.d;
       this.#live.delete(a);
-      this.#o.record({
-        id: String(d.id),
-        logical_id: String(d.logicalId),
-        attempt: d.attempt,
-        tenant: d.tenant ?? KEYLESS_LABEL,
-        sent_ms: round3(d.sentAtMs),
-        protocol: d.protocol,
-        stream: d.stream,
-        pd: d.pd,
-        inference: d.inference,
-        prompt_tokens: d.promptTokens,
-        output_tokens: d.outputTokens,
-        decision: a.decision,
-        outcome: 'in_system',
-        status: 0,
-        error: '',
-        endpoint: a.node?.endpoint.id ?? '',
-        queue_wait_ms:
-          a.queuedAtMs >= 0
-            ? round3((a.admittedAtMs >= 0 ? a.admittedAtMs : this.#o.sim.now()) - a.queuedAtMs)
-            : '',
-        ttft_ms: a.firstTokenAtMs >= 0 ? round3(a.firstTokenAtMs - d.sentAtMs) : '',
-        e2e_ms: '',
-        good: false,
-        generated_tokens: generatedTokens(a),
-        wasted_tokens: 0,
-      });
+      this.#o.record(this.#recordOf(a, now, 'in_system', 0, '', false, false));
     }
+  }
+
+  /**
+   * The record of an attempt ending at `now`.
+   * @param wasted the client left while it executed: its output went to nobody
+   * @param clientLeft the client left: it received no output
+   */
+  #recordOf(
+    a: Attempt,
+    now: number,
+    outcome: Outcome,
+    status: number,
+    error: string,
+    wasted: boolean,
+    clientLeft: boolean,
+  ): RequestRecord {
+    const d = a.d;
+    const completed = outcome === 'completed';
+    const ttftFromFirst =
+      a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.firstSentAtMs : Number.POSITIVE_INFINITY;
+    const good =
+      completed &&
+      d.inference &&
+      (d.ttftSloMs === undefined || ttftFromFirst <= d.ttftSloMs) &&
+      (d.deadlineMs === undefined || now <= d.deadlineMs);
+    const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
+    const generated = generatedTokens(a);
+    return {
+      id: a.engineId,
+      logical_id: String(d.logicalId),
+      attempt: d.attempt,
+      tenant: d.tenant ?? KEYLESS_LABEL,
+      sent_ms: round3(d.sentAtMs),
+      protocol: d.protocol,
+      stream: d.stream,
+      pd: d.pd,
+      inference: d.inference,
+      prompt_tokens: d.promptTokens,
+      output_tokens: d.outputTokens,
+      decision: a.decision,
+      outcome,
+      status,
+      error,
+      endpoint: a.node?.endpoint.id ?? '',
+      queue_wait_ms: a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '',
+      ttft_ms: a.firstTokenAtMs >= 0 ? round3(a.firstTokenAtMs - d.sentAtMs) : '',
+      e2e_ms: completed ? round3(now - d.sentAtMs) : '',
+      good,
+      generated_tokens: clientLeft && !completed ? 0 : generated,
+      wasted_tokens: wasted ? generated : 0,
+    };
   }
 }
