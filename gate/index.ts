@@ -44,8 +44,10 @@ export {
   type MaintenanceView,
   type RuleView,
   SWEEP_PERIOD_MS,
+  type TelemetryTarget,
 } from './gate.js';
 export { collect, type Family, renderPrometheus, type Sample } from './metrics.js';
+export { editDistance, nearestName } from './nearest.js';
 export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
 export { Leg, Permit } from './permit.js';
 export type {
