@@ -5,7 +5,7 @@
  */
 import { type AdmissionGauges, admissionGauges, parseRefusal, type RefusalInfo } from '../shared/goodput.js';
 import type { HttpRequestSpec } from '../shared/payload.js';
-import { CompletionStream, completionFacts, type StreamFacts } from '../shared/sse.js';
+import { CompletionStream, completionFacts, emptyStreamFacts, type StreamFacts } from '../shared/sse.js';
 import type { Transport } from './transport.js';
 
 /** Most body text kept for a non-streamed answer or a refusal. */
@@ -136,15 +136,5 @@ export function startAttempt(
 }
 
 function emptyFacts(): StreamFacts & { generated: number } {
-  return {
-    firstTokenAtMs: undefined,
-    lastTokenAtMs: undefined,
-    tokenEvents: 0,
-    usageTokens: undefined,
-    finishReason: '',
-    done: false,
-    gapsMs: [],
-    error: '',
-    generated: 0,
-  };
+  return { ...emptyStreamFacts(), generated: 0 };
 }

@@ -13,14 +13,15 @@ import { DECISION_REASONS } from '../../gate/decisions.js';
 import { createRetryPolicy, type RetryContext } from '../../sim/clients/retry.js';
 import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';
-import { LatencyHistogram, round3 } from '../../sim/run/histogram.js';
+import { LatencyHistogram } from '../../sim/run/histogram.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import { MemorySink, type RunSink } from '../../sim/run/sinks.js';
-import { jainIndex, percentiles, RunStats } from '../../sim/run/stats.js';
+import { percentiles, RunStats, summarize } from '../../sim/run/stats.js';
 import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
 import { seededStreams } from '../shared/prng.js';
 import { createSchedule, type LoadSetup, type RequestDescriptor } from '../shared/schedule.js';
+import { emptyStreamFacts } from '../shared/sse.js';
 import { type AttemptHandle, type AttemptResult, startAttempt } from './attempt.js';
 import { LagMeter, type ScheduleReport } from './lag.js';
 import { toRecord } from './record.js';
@@ -264,19 +265,23 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   }
 
   const sched = lag.report();
-  const summary = summarize(
-    o,
-    stats,
-    decisionsTotal,
-    {
+  const summary = summarize(stats, {
+    scenario: o.scenario,
+    seed: o.seed,
+    dialect: o.dialect,
+    durationMs: o.endMs,
+    warmupMs: o.warmupMs,
+    decisions: decisionsTotal,
+    ceilings: o.ceilings,
+    anomalies: {
       late_sends: sched.late_sends,
       schedule_lag_p99_ms: sched.lag_p99_ms,
       schedule_lag_max_ms: sched.lag_max_ms,
       transport_errors: Object.values(transportErrors).reduce((a, b) => a + b, 0),
       driver_overload: overload,
     },
-    sends,
-  );
+    events: sends,
+  });
   await sink.close(summary);
   return {
     summary,
@@ -294,71 +299,11 @@ function failedResult(now: number, error: string): AttemptResult {
     headers: {},
     headAtMs: undefined,
     endAtMs: now,
-    facts: {
-      firstTokenAtMs: undefined,
-      lastTokenAtMs: undefined,
-      tokenEvents: 0,
-      usageTokens: undefined,
-      finishReason: '',
-      done: false,
-      gapsMs: [],
-      error: '',
-    },
+    facts: emptyStreamFacts(),
     generated: 0,
     finished: false,
     refusal: undefined,
     gauges: { inflight: undefined, queued: undefined, limit: undefined },
     error,
-  };
-}
-
-/** The summary, assembled as the simulator assembles its own. */
-function summarize(
-  o: LoadOptions,
-  stats: RunStats,
-  decisions: Record<string, number>,
-  anomalies: Record<string, number>,
-  events: number,
-): RunSummary {
-  const measuredS = Math.max(1e-9, (o.endMs - o.warmupMs) / 1000);
-  const tenants = stats.tenants(measuredS);
-  const attempts = stats.attempts;
-  const out = stats.outcomes;
-  const accounted = ['completed', 'shed', 'timed_out', 'cancelled', 'drained', 'failed', 'in_system'].reduce(
-    (n, k) => n + (out[k] ?? 0),
-    0,
-  );
-  return {
-    scenario: o.scenario,
-    seed: o.seed,
-    dialect: o.dialect,
-    duration_s: round3(o.endMs / 1000),
-    warmup_s: round3(o.warmupMs / 1000),
-    measured_s: round3(measuredS),
-    offered: stats.offered,
-    attempts,
-    completed: stats.completed,
-    good: stats.good,
-    goodput_rps: round3(stats.good / measuredS),
-    throughput_rps: round3(stats.completed / measuredS),
-    goodput_share: stats.offered === 0 ? 0 : round3(stats.good / stats.offered),
-    shed_rate:
-      attempts === 0 ? 0 : round3(((out.shed ?? 0) + (out.timed_out ?? 0) + (out.drained ?? 0)) / attempts),
-    decisions,
-    sheds: Object.fromEntries(Object.entries(stats.sheds).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    outcomes: out,
-    ttft_ms: percentiles(stats.ttft),
-    e2e_ms: percentiles(stats.e2e),
-    queue_wait_ms: percentiles(stats.queueWait),
-    max_inflight: stats.maxInflight,
-    max_queued: stats.maxQueued,
-    ceilings: o.ceilings,
-    anomalies,
-    tenants,
-    jain_fairness: round3(jainIndex(tenants.map((t) => t.good_share))),
-    wasted_tokens: stats.wastedTokens,
-    retry_amplification: stats.offered === 0 ? 1 : round3(attempts / stats.offered),
-    conservation_ok: accounted === attempts,
-    events,
   };
 }

@@ -110,10 +110,9 @@ function chunkText(choice: Json): string {
   return typeof text === 'string' ? text : '';
 }
 
-/** Token accounting of an OpenAI-style completion stream. */
-export class CompletionStream {
-  readonly parser = new SseParser();
-  readonly facts: StreamFacts = {
+/** The facts of a response that carried no token yet. */
+export function emptyStreamFacts(): StreamFacts {
+  return {
     firstTokenAtMs: undefined,
     lastTokenAtMs: undefined,
     tokenEvents: 0,
@@ -123,6 +122,12 @@ export class CompletionStream {
     gapsMs: [],
     error: '',
   };
+}
+
+/** Token accounting of an OpenAI-style completion stream. */
+export class CompletionStream {
+  readonly parser = new SseParser();
+  readonly facts: StreamFacts = emptyStreamFacts();
 
   /** Feeds a chunk that arrived at `atMs`. */
   feed(chunk: string, atMs: number): void {
@@ -179,16 +184,7 @@ export function completionFacts(
     s.feed('\n\n', atMs);
     return { ...s.facts, generated: s.generatedTokens };
   }
-  const facts: StreamFacts = {
-    firstTokenAtMs: undefined,
-    lastTokenAtMs: undefined,
-    tokenEvents: 0,
-    usageTokens: undefined,
-    finishReason: '',
-    done: false,
-    gapsMs: [],
-    error: '',
-  };
+  const facts: StreamFacts = emptyStreamFacts();
   let obj: Json | null = null;
   try {
     obj = JSON.parse(body) as Json;

@@ -30,7 +30,7 @@ import { round3 } from './histogram.js';
 import type { RunSummary, SecondRow } from './records.js';
 import { Lifecycle, type RunObserver } from './requests.js';
 import type { RunSink } from './sinks.js';
-import { jainIndex, percentiles, RunStats } from './stats.js';
+import { RunStats, summarize } from './stats.js';
 import { scheduleHealth, scheduleScrapes, scheduleTimeline } from './world.js';
 
 /** Simulated time run between two awaits, ms. */
@@ -273,57 +273,19 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   }
   lifecycle.finish();
 
-  const measuredS = Math.max(1e-9, (ranMs - warmupMs) / 1000);
-  const tenants = stats.tenants(measuredS);
-  const attempts = stats.attempts;
-  const o = stats.outcomes;
-  const accounted =
-    (o.completed ?? 0) +
-    (o.shed ?? 0) +
-    (o.timed_out ?? 0) +
-    (o.cancelled ?? 0) +
-    (o.drained ?? 0) +
-    (o.failed ?? 0) +
-    (o.in_system ?? 0);
-  const summary: RunSummary = {
+  const summary = summarize(stats, {
     scenario: scenario.name,
     seed,
     dialect: admission.dialect,
-    duration_s: ranMs / 1000,
-    warmup_s: scenario.warmup_s,
-    measured_s: round3(measuredS),
-    offered: stats.offered,
-    attempts,
-    completed: stats.completed,
-    good: stats.good,
-    goodput_rps: round3(stats.good / measuredS),
-    throughput_rps: round3(stats.completed / measuredS),
-    goodput_share: stats.offered === 0 ? 0 : round3(stats.good / stats.offered),
-    shed_rate:
-      attempts === 0 ? 0 : round3(((o.shed ?? 0) + (o.timed_out ?? 0) + (o.drained ?? 0)) / attempts),
+    durationMs: ranMs,
+    warmupMs,
     decisions: admission.decisions(),
-    sheds: sortKeys(stats.sheds),
-    outcomes: o,
-    ttft_ms: percentiles(stats.ttft),
-    e2e_ms: percentiles(stats.e2e),
-    queue_wait_ms: percentiles(stats.queueWait),
-    max_inflight: stats.maxInflight,
-    max_queued: stats.maxQueued,
     ceilings: configured,
     anomalies: { ...admission.anomalies },
-    tenants,
-    jain_fairness: round3(jainIndex(tenants.map((t) => t.good_share))),
-    wasted_tokens: stats.wastedTokens,
-    retry_amplification: stats.offered === 0 ? 1 : round3(attempts / stats.offered),
-    conservation_ok: accounted === attempts,
     events: sim.eventCount,
-  };
+  });
   await sink.close(summary);
   return summary;
-}
-
-function sortKeys(o: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 export type { RandomFn };

@@ -5,7 +5,7 @@
  */
 import { DECISION_REASONS } from '../../gate/decisions.js';
 import { LatencyHistogram, round3 } from './histogram.js';
-import type { Outcome, Percentiles, RequestRecord, SecondRow, TenantSummary } from './records.js';
+import type { Outcome, Percentiles, RequestRecord, RunSummary, SecondRow, TenantSummary } from './records.js';
 
 interface TenantAcc {
   offered: number;
@@ -188,4 +188,60 @@ function pct(s: Float64Array, q: number): number | '' {
 /** Zeroed decision counts, in the counter's order. */
 export function zeroDecisions(): Record<string, number> {
   return Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
+}
+
+/** What a summary needs beside the statistics. */
+export interface SummaryMeta {
+  scenario: string;
+  seed: number;
+  dialect: RunSummary['dialect'];
+  /** Time run, ms (the measured window starts at warmupMs). */
+  durationMs: number;
+  warmupMs: number;
+  decisions: Record<string, number>;
+  ceilings: RunSummary['ceilings'];
+  anomalies: Record<string, number>;
+  events: number;
+}
+
+/** The run summary from the statistics: one builder for the simulator and the load driver. */
+export function summarize(stats: RunStats, m: SummaryMeta): RunSummary {
+  const measuredS = Math.max(1e-9, (m.durationMs - m.warmupMs) / 1000);
+  const tenants = stats.tenants(measuredS);
+  const attempts = stats.attempts;
+  const out = stats.outcomes;
+  const accounted = OUTCOMES.reduce((n, k) => n + (out[k] ?? 0), 0);
+  return {
+    scenario: m.scenario,
+    seed: m.seed,
+    dialect: m.dialect,
+    duration_s: round3(m.durationMs / 1000),
+    warmup_s: round3(m.warmupMs / 1000),
+    measured_s: round3(measuredS),
+    offered: stats.offered,
+    attempts,
+    completed: stats.completed,
+    good: stats.good,
+    goodput_rps: round3(stats.good / measuredS),
+    throughput_rps: round3(stats.completed / measuredS),
+    goodput_share: stats.offered === 0 ? 0 : round3(stats.good / stats.offered),
+    shed_rate:
+      attempts === 0 ? 0 : round3(((out.shed ?? 0) + (out.timed_out ?? 0) + (out.drained ?? 0)) / attempts),
+    decisions: m.decisions,
+    sheds: Object.fromEntries(Object.entries(stats.sheds).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    outcomes: out,
+    ttft_ms: percentiles(stats.ttft),
+    e2e_ms: percentiles(stats.e2e),
+    queue_wait_ms: percentiles(stats.queueWait),
+    max_inflight: stats.maxInflight,
+    max_queued: stats.maxQueued,
+    ceilings: m.ceilings,
+    anomalies: m.anomalies,
+    tenants,
+    jain_fairness: round3(jainIndex(tenants.map((t) => t.good_share))),
+    wasted_tokens: stats.wastedTokens,
+    retry_amplification: stats.offered === 0 ? 1 : round3(attempts / stats.offered),
+    conservation_ok: accounted === attempts,
+    events: m.events,
+  };
 }
