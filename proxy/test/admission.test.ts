@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoxiProxy } from '../proxy.js';
 import {
   addRule,
-  bookkeeping,
+  expectSettled,
   freePort,
   infer,
   inferH2,
@@ -21,7 +21,6 @@ import {
   sleep,
   startProxy,
   TestBackend,
-  until,
 } from './helpers.js';
 
 let p: LoxiProxy;
@@ -40,12 +39,7 @@ afterAll(async () => {
   await b2.stop();
 });
 
-async function settled(): Promise<void> {
-  expect(
-    await until(async () => (await bookkeeping(p)).inflight === 0 && (await bookkeeping(p)).queued === 0),
-  ).toBe(true);
-  expect((await bookkeeping(p)).anomalies).toBe(0);
-}
+const settled = (): Promise<void> => expectSettled(p);
 
 const json = (body: string): Record<string, unknown> => JSON.parse(body) as Record<string, unknown>;
 

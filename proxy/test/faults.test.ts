@@ -13,6 +13,7 @@ import type { LoxiProxy } from '../proxy.js';
 import {
   addRule,
   bookkeeping,
+  expectSettled,
   freePort,
   infer,
   metricSum,
@@ -46,12 +47,7 @@ afterAll(async () => {
   await b1.stop();
 });
 
-async function settled(): Promise<void> {
-  expect(
-    await until(async () => (await bookkeeping(p)).inflight === 0 && (await bookkeeping(p)).queued === 0),
-  ).toBe(true);
-  expect((await bookkeeping(p)).anomalies).toBe(0);
-}
+const settled = (): Promise<void> => expectSettled(p);
 
 const queuedRule = async (backends = [b1], depth = 4) =>
   addRule(

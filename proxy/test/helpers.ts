@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type http2 from 'node:http2';
 import net from 'node:net';
+import { expect } from 'vitest';
 import { LoxiProxy, type ProxyOptions } from '../proxy.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -399,6 +400,14 @@ export async function until(cond: () => boolean | Promise<boolean>, ms = 5_000):
 }
 
 /** In-flight and anomaly counts from /metrics. */
+/** Waits until nothing is in flight or queued on the proxy, then expects no bookkeeping anomaly. */
+export async function expectSettled(p: LoxiProxy): Promise<void> {
+  expect(
+    await until(async () => (await bookkeeping(p)).inflight === 0 && (await bookkeeping(p)).queued === 0),
+  ).toBe(true);
+  expect((await bookkeeping(p)).anomalies).toBe(0);
+}
+
 export async function bookkeeping(
   p: LoxiProxy,
 ): Promise<{ inflight: number; queued: number; anomalies: number }> {

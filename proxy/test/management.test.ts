@@ -9,7 +9,7 @@ import type { LoxiProxy } from '../proxy.js';
 import {
   addRule,
   admin,
-  bookkeeping,
+  expectSettled,
   freePort,
   infer,
   rule,
@@ -36,12 +36,7 @@ afterAll(async () => {
   await b2.stop();
 });
 
-async function settled(): Promise<void> {
-  expect(
-    await until(async () => (await bookkeeping(p)).inflight === 0 && (await bookkeeping(p)).queued === 0),
-  ).toBe(true);
-  expect((await bookkeeping(p)).anomalies).toBe(0);
-}
+const settled = (): Promise<void> => expectSettled(p);
 
 type Eff = Record<string, unknown> & { source: Record<string, string> };
 async function effective(port: number): Promise<{ args: Record<string, unknown>; eff: Eff }> {
