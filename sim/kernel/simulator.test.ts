@@ -1,6 +1,96 @@
 import { describe, expect, it } from 'vitest';
 import { rngStream } from './rng.js';
-import { type EventHandle, Simulator } from './simulator.js';
+import { Simulator } from './simulator.js';
+
+/** What the order test's script uses of a simulator. */
+interface ScriptSim {
+  now(): number;
+  nowUs(): number;
+  after(delayMs: number, fn: () => void): unknown;
+  every(periodMs: number, fn: () => void): unknown;
+  timer(fn: () => void): { set(atMs: number): void; clear(): boolean };
+  run(untilMs: number): number;
+  readonly eventCount: number;
+  readonly pendingCount: number;
+}
+
+/**
+ * The documented order, naively: at each step the pending heap event with the lowest
+ * (time, insertion number) if one is due no later than every timer, else the timer with the
+ * lowest (time, creation index).
+ */
+class ReferenceSim implements ScriptSim {
+  #nowUs = 0;
+  #seq = 0;
+  eventCount = 0;
+  readonly #events: { us: number; seq: number; fn: () => void }[] = [];
+  readonly #timers: { us: number; fn: () => void }[] = [];
+  now(): number {
+    return this.#nowUs / 1000;
+  }
+  nowUs(): number {
+    return this.#nowUs;
+  }
+  get pendingCount(): number {
+    return this.#events.length + this.#timers.filter((t) => t.us >= 0).length;
+  }
+  after(delayMs: number, fn: () => void): void {
+    this.#events.push({ us: this.#nowUs + Math.round(delayMs * 1000), seq: this.#seq++, fn });
+  }
+  every(periodMs: number, fn: () => void): void {
+    const tick = (): void => {
+      this.after(periodMs, tick);
+      fn();
+    };
+    this.after(periodMs, tick);
+  }
+  timer(fn: () => void): { set(atMs: number): void; clear(): boolean } {
+    const t = { us: -1, fn };
+    this.#timers.push(t);
+    return {
+      set: (atMs) => {
+        t.us = Math.round(atMs * 1000);
+      },
+      clear: () => {
+        const was = t.us >= 0;
+        t.us = -1;
+        return was;
+      },
+    };
+  }
+  run(untilMs: number): number {
+    const until = untilMs * 1000;
+    let count = 0;
+    for (;;) {
+      let e = -1;
+      this.#events.forEach((x, i) => {
+        const b = this.#events[e];
+        if (b === undefined || x.us < b.us || (x.us === b.us && x.seq < b.seq)) e = i;
+      });
+      let t = -1;
+      this.#timers.forEach((x, i) => {
+        if (x.us >= 0 && (t < 0 || x.us < this.#timers[t]!.us)) t = i;
+      });
+      const eUs = e < 0 ? Number.POSITIVE_INFINITY : this.#events[e]!.us;
+      const tUs = t < 0 ? Number.POSITIVE_INFINITY : this.#timers[t]!.us;
+      if (Math.min(eUs, tUs) > until) break;
+      count++;
+      if (tUs < eUs) {
+        const x = this.#timers[t]!;
+        this.#nowUs = x.us;
+        x.us = -1;
+        x.fn();
+      } else {
+        const [x] = this.#events.splice(e, 1);
+        this.#nowUs = x!.us;
+        x!.fn();
+      }
+    }
+    this.eventCount += count;
+    this.#nowUs = Math.max(this.#nowUs, until);
+    return count;
+  }
+}
 
 describe('Simulator', () => {
   it('runs events in time order and advances the clock to each', () => {
@@ -111,58 +201,61 @@ describe('Simulator', () => {
     expect(() => sim.schedule(Number.NaN, () => {})).toThrow(RangeError);
   });
 
-  it('runs events near and far ahead, and timers, in the order of one queue', () => {
-    // The same random script twice: recurring work as timers, then as scheduled events
-    // (cancel + schedule for each change). Times collide often, so ties are exercised.
-    const script = (useTimers: boolean): string[] => {
-      const sim = new Simulator();
+  it('runs heap events near and far ahead in (time, insertion) order, then the timers due at that instant in creation order', () => {
+    // The same random script on the simulator and on a naive reference of the documented
+    // order (a linear scan over everything pending). Times collide often, so ties between
+    // heap events, between timers, and between the two are exercised.
+    const script = (sim: ScriptSim): string[] => {
       const rng = rngStream(7, 'script');
       const log: string[] = [];
       const n = 12;
-      const set: ((atMs: number) => void)[] = [];
-      const clear: (() => void)[] = [];
-      for (let k = 0; k < n; k++) {
-        const fire = (): void => {
+      const timers = Array.from({ length: n }, (_, k) =>
+        sim.timer(() => {
           log.push(`t${k}@${sim.nowUs()}`);
-          if (rng.next() < 0.8) set[k]!(sim.now() + rng.int(0, 3) * 0.5);
+          if (rng.next() < 0.8) timers[k]!.set(sim.now() + rng.int(0, 3) * 0.5);
           if (rng.next() < 0.3) sim.after(rng.int(0, 2000), () => log.push(`e${k}@${sim.nowUs()}`));
+          if (rng.next() < 0.3) sim.after(0, () => log.push(`z${k}@${sim.nowUs()}`));
           const other = rng.int(0, n - 1);
           const r = rng.next();
-          if (r < 0.2) clear[other]!();
-          else if (r < 0.4) set[other]!(sim.now() + rng.int(0, 4));
-        };
-        if (useTimers) {
-          const t = sim.timer(fire);
-          set.push((at) => t.set(at));
-          clear.push(() => void t.clear());
-        } else {
-          let h: EventHandle | null = null;
-          const run = (): void => {
-            h = null;
-            fire();
-          };
-          set.push((at) => {
-            if (h !== null) sim.cancel(h);
-            h = sim.schedule(at, run);
-          });
-          clear.push(() => {
-            if (h !== null) sim.cancel(h);
-            h = null;
-          });
-        }
-      }
-      for (let k = 0; k < n; k++) set[k]!(k % 3);
+          if (r < 0.2) timers[other]!.clear();
+          else if (r < 0.4) timers[other]!.set(sim.now() + rng.int(0, 4));
+        }),
+      );
+      for (let k = 0; k < n; k++) timers[k]!.set(k % 3);
       sim.every(1000, () => {
         log.push(`tick@${sim.nowUs()}`);
-        for (let k = 0; k < n; k++) if (rng.next() < 0.5) set[k]!(sim.now() + rng.int(0, 1500));
+        for (let k = 0; k < n; k++) if (rng.next() < 0.5) timers[k]!.set(sim.now() + rng.int(0, 1500));
       });
       sim.run(20_000);
       log.push(`events ${sim.eventCount} pending ${sim.pendingCount}`);
       return log;
     };
-    const withTimers = script(true);
-    expect(withTimers.length).toBeGreaterThan(500);
-    expect(withTimers).toEqual(script(false));
+    const real = script(new Simulator());
+    expect(real.length).toBeGreaterThan(500);
+    expect(real).toEqual(script(new ReferenceSim()));
+  });
+
+  it('tells whether a timer due now would already have run (a timer of that index or higher ran at this instant)', () => {
+    const sim = new Simulator();
+    const seen: string[] = [];
+    const probe = (label: string): void => {
+      seen.push(`${label}:${[0, 1, 2].map((i) => (sim.timerHasRunNow(i) ? 1 : 0)).join('')}`);
+    };
+    const a = sim.timer(() => probe('a'));
+    const b = sim.timer(() => {
+      probe('b');
+      sim.after(0, () => probe('heap-after-b'));
+      a.set(sim.now());
+    });
+    sim.schedule(5, () => probe('heap'));
+    b.set(5);
+    sim.run();
+    // The heap event runs first; b (index 1) then a heap event it scheduled; a (index 0), set
+    // by b for the same instant, runs last, and index 1 counts as run all along.
+    expect(seen).toEqual(['heap:000', 'b:110', 'heap-after-b:110', 'a:110']);
+    sim.schedule(6, () => probe('later'));
+    sim.run();
+    expect(seen.at(-1)).toBe('later:000');
   });
 
   it('a timer fires once per set, can be cleared, and counts as pending', () => {

@@ -10,8 +10,14 @@
  * (client deadlines, most of them cancelled long before they are due, and periodic work).
  * The near heap stays small, so the events that come and go all the time sift through few
  * levels; the next event is the earlier of the two heads by (time, insertion order), so the
- * order is exactly that of one queue. Recurring timers ({@link Simulator.timer}, an engine's
- * next step) live in a {@link TimerSet} beside the heaps, under the same order.
+ * order is exactly that of one queue.
+ *
+ * Recurring timers ({@link Simulator.timer}, an engine's next step) live in a {@link TimerSet}
+ * beside the heaps. At one instant, heap events run first (in insertion order) and a timer
+ * runs only when no heap event is due at that instant; timers due together run in the order
+ * they were created. This order does not depend on when a timer was set, which lets a host
+ * that keeps a timer for the last of several steps (see `engine/sim-host.ts`) tell, from
+ * {@link Simulator.timerHasRunNow}, whether a step it skipped would have run by now.
  */
 import type { Clock } from './clock.js';
 import { msToUs, usToMs } from './clock.js';
@@ -33,6 +39,8 @@ export interface SimTimer {
   clear(): boolean;
   /** Whether the timer is set and has not fired yet. */
   readonly pending: boolean;
+  /** Its place among timers due at the same instant (creation order). */
+  readonly index: number;
 }
 
 /** Events scheduled at least this far ahead (µs) go to the far heap. */
@@ -49,6 +57,9 @@ export class Simulator implements Clock {
   #stopped = false;
   #running = false;
   #eventCount = 0;
+  /** The instant (µs) of the last timer run, and the highest timer index run at that instant. */
+  #timerRunUs = -1;
+  #timerRunMax = -1;
 
   /**
    * @param startMs initial time in milliseconds
@@ -68,9 +79,26 @@ export class Simulator implements Clock {
     return this.#nowUs;
   }
 
-  /** Events run so far, over all calls to {@link run}. */
+  /** Events run so far, over all calls to {@link run}, including those {@link countInline}. */
   get eventCount(): number {
     return this.#eventCount;
+  }
+
+  /**
+   * Counts `n` events a host ran inline, without the queue (engine steps it ran ahead of its
+   * timer), so that {@link eventCount} is the model's count of events.
+   */
+  countInline(n: number): void {
+    this.#eventCount += n;
+  }
+
+  /**
+   * Whether timer `index` (see {@link SimTimer.index}), had it been due now, would already
+   * have run: a timer of index >= `index` has run at this instant. Timers due together run in
+   * index order once no heap event is due, so this holds exactly when it would have.
+   */
+  timerHasRunNow(index: number): boolean {
+    return this.#timerRunUs === this.#nowUs && this.#timerRunMax >= index;
   }
 
   /** Events scheduled and not yet run or cancelled. */
@@ -118,7 +146,7 @@ export class Simulator implements Clock {
   /**
    * A timer that calls `fn` each time it fires, set and cleared at will: for a host that has
    * one thing pending at a time, again and again (an engine's next step). Cheaper than an
-   * event per firing; the order of events is the same as with `schedule` and `cancel`.
+   * event per firing. It runs after the heap events due at the same instant (see above).
    */
   timer(fn: () => void): SimTimer {
     const timers = this.#timers;
@@ -130,12 +158,13 @@ export class Simulator implements Clock {
         if (atUs < sim.#nowUs) {
           throw new RangeError(`Cannot schedule at ${atMs} ms: it is before now (${sim.now()} ms)`);
         }
-        timers.set(i, atUs, sim.#nextSeq++);
+        timers.set(i, atUs);
       },
       clear: () => timers.clear(i),
       get pending() {
         return timers.isPending(i);
       },
+      index: i,
     };
   }
 
@@ -200,8 +229,14 @@ export class Simulator implements Clock {
         if (ti >= 0) {
           const tt = timers.timeOf(ti);
           const qt = queue === far ? ft : nt;
-          if (tt < qt || (tt === qt && timers.seqOf(ti) < queue.peekSeq())) {
+          if (tt < qt) {
             if (tt > untilUs) break;
+            if (tt !== this.#timerRunUs) {
+              this.#timerRunUs = tt;
+              this.#timerRunMax = ti;
+            } else if (ti > this.#timerRunMax) {
+              this.#timerRunMax = ti;
+            }
             this.#nowUs = tt;
             count++;
             timers.fire(ti);

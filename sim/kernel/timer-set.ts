@@ -1,15 +1,15 @@
 /**
  * Recurring timers for the {@link Simulator}: a fixed set of callbacks, each pending at most
- * once, kept in a winner tree (a tournament over the timers' (time, seq) keys) instead of the
+ * once, kept in a winner tree (a tournament over the timers' times) instead of the
  * event heap.
  *
  * A simulated engine steps every few milliseconds for the whole run and always has exactly
  * one step pending: as heap events, each step is a removal and an insertion among every other
  * pending event. Here a timer owns a leaf; setting or firing it replays the matches on its
  * path to the root (log2 of the number of timers, six for 64 engines, on small typed arrays
- * that stay in cache). The root is the earliest pending timer. Keys are (time, seq) with the
- * simulator's insertion counter, so timers and heap events run in exactly the order one queue
- * would give them.
+ * that stay in cache). The root is the earliest pending timer; timers due at the same time
+ * are ordered by index (the order they were added). The simulator runs a timer after every
+ * heap event due at the same time (see `simulator.ts` for why).
  */
 
 /** Key of a timer that is not pending. */
@@ -21,7 +21,6 @@ export class TimerSet {
   #count = 0;
   #pending = 0;
   #time = new Float64Array(0);
-  #seq = new Float64Array(0);
   /** `#win[k]` is the timer winning the subtree at node k (1 = root; leaves at `#leaves + i`). */
   #win = new Int32Array(2);
   readonly #fns: (() => void)[] = [];
@@ -37,15 +36,13 @@ export class TimerSet {
     this.#fns.push(fn);
     if (this.#count > this.#leaves) this.#grow();
     this.#time[i] = IDLE;
-    this.#seq[i] = IDLE;
     return i;
   }
 
-  /** Sets timer `i` to fire at `time` with insertion number `seq` (replacing its pending time). */
-  set(i: number, time: number, seq: number): void {
+  /** Sets timer `i` to fire at `time` (replacing its pending time). */
+  set(i: number, time: number): void {
     if (this.#time[i] === IDLE) this.#pending++;
     this.#time[i] = time;
-    this.#seq[i] = seq;
     this.#replay(i);
   }
 
@@ -54,7 +51,6 @@ export class TimerSet {
     if (this.#time[i] === IDLE) return false;
     this.#pending--;
     this.#time[i] = IDLE;
-    this.#seq[i] = IDLE;
     this.#replay(i);
     return true;
   }
@@ -75,11 +71,6 @@ export class TimerSet {
     return this.#time[i] as number;
   }
 
-  /** Insertion number of timer `i` (`Infinity` when idle). */
-  seqOf(i: number): number {
-    return this.#seq[i] as number;
-  }
-
   /** Makes timer `i` idle and calls it. */
   fire(i: number): void {
     this.clear(i);
@@ -90,13 +81,11 @@ export class TimerSet {
   #replay(i: number): void {
     const win = this.#win;
     const time = this.#time;
-    const seq = this.#seq;
     for (let k = (this.#leaves + i) >> 1; k >= 1; k >>= 1) {
       const a = win[2 * k] as number;
       const b = win[2 * k + 1] as number;
-      const ta = time[a] as number;
-      const tb = time[b] as number;
-      win[k] = ta < tb || (ta === tb && (seq[a] as number) <= (seq[b] as number)) ? a : b;
+      // a < b always (left subtree), so a tie goes to the lower index.
+      win[k] = (time[a] as number) <= (time[b] as number) ? a : b;
     }
   }
 
@@ -104,20 +93,15 @@ export class TimerSet {
   #grow(): void {
     const leaves = Math.max(2, this.#leaves * 2);
     const time = new Float64Array(leaves).fill(IDLE);
-    const seq = new Float64Array(leaves).fill(IDLE);
     time.set(this.#time);
-    seq.set(this.#seq);
     this.#time = time;
-    this.#seq = seq;
     this.#leaves = leaves;
     this.#win = new Int32Array(2 * leaves);
     for (let i = 0; i < leaves; i++) this.#win[leaves + i] = i;
     for (let k = leaves - 1; k >= 1; k--) {
       const a = this.#win[2 * k] as number;
       const b = this.#win[2 * k + 1] as number;
-      const ta = time[a] as number;
-      const tb = time[b] as number;
-      this.#win[k] = ta < tb || (ta === tb && (seq[a] as number) <= (seq[b] as number)) ? a : b;
+      this.#win[k] = (time[a] as number) <= (time[b] as number) ? a : b;
     }
   }
 }
