@@ -14,6 +14,7 @@ import { BlockPool, blocksFor } from './kv-cache.js';
 import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
 import type { EngineLimits } from './profiles.js';
+import { RunAhead } from './run-ahead.js';
 import { RunningBatch, Seq } from './running-batch.js';
 import { BatchPlan, scheduleBatch } from './scheduler.js';
 import type { BatchShape, ColdStart, StepTimeModel } from './step-time.js';
@@ -64,6 +65,14 @@ export interface VllmEngineConfig {
   readonly histograms?: boolean;
   /** Multiplies each step time by exp(Normal(0, sigma)) drawn from `rng`. @default none */
   readonly jitter?: { readonly sigma: number; readonly rng: Rng };
+  /**
+   * Plan runs of uneventful decode steps ahead (see `run-ahead.ts`): `nextStepAt()` is then
+   * the end of the last planned step, and the host calls {@link VllmEngine.catchUp} before
+   * every other call. `quantizeMs` is the host clock's rounding of a time (ms to ms), which
+   * the planned start times must follow exactly. Needs `reportTokens` and `histograms` off
+   * and no jitter. @default off
+   */
+  readonly runAhead?: { readonly quantizeMs: (ms: number) => number };
 }
 
 /** Per-request state, for tests and debug endpoints. */
@@ -135,6 +144,8 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   #finished: FinishedRequest<R>[] = NONE;
   /** With `reuseOutcome`, the objects every step refills. */
   readonly #reused: { outcome: Mutable<StepOutcome<R>>; batch: Mutable<BatchInfo> } | null;
+  /** The planned run of uneventful steps, with `runAhead`. */
+  readonly #ahead: RunAhead | null;
 
   constructor(config: VllmEngineConfig) {
     const l = config.limits;
@@ -149,6 +160,10 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     this.#reportTokens = config.reportTokens ?? true;
     this.#histograms = config.histograms ?? true;
     this.#reused = config.reuseOutcome ? { outcome: emptyOutcome<R>(), batch: emptyBatchInfo() } : null;
+    if (config.runAhead && (this.#reportTokens || this.#histograms || config.jitter !== undefined)) {
+      throw new RangeError('runAhead needs reportTokens and histograms off and no jitter');
+    }
+    this.#ahead = config.runAhead ? new RunAhead(config.runAhead.quantizeMs) : null;
     this.#kv = new BlockPool(l.numGpuBlocks);
     this.#startedAtMs = config.startedAtMs ?? 0;
     this.#metrics = new EngineMetricsRecorder(
@@ -194,6 +209,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     );
     this.#byId.set(request.id, seq);
     this.#waiting.pushBack(seq);
+    this.#ahead?.drop();
     if (Number.isNaN(this.#inFlightEndMs) && Number.isNaN(this.#readyAtMs)) this.#readyAtMs = nowMs;
     return ACCEPTED;
   }
@@ -201,6 +217,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   abort(id: string, _nowMs: number): R | undefined {
     const seq = this.#byId.get(id);
     if (seq === undefined) return undefined;
+    this.#ahead?.drop();
     if (seq.running) this.#running.removeAt(this.#running.indexOf(seq));
     else this.#waiting.remove(seq);
     this.#kv.release(seq.numBlocks);
@@ -219,12 +236,39 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   }
 
   nextStepAt(): number | null {
-    if (!Number.isNaN(this.#inFlightEndMs)) return this.#inFlightEndMs;
+    if (!Number.isNaN(this.#inFlightEndMs)) return this.#ahead?.lastEndMs() ?? this.#inFlightEndMs;
     if (this.#byId.size === 0) return null;
     return Number.isNaN(this.#readyAtMs) ? null : this.#readyAtMs;
   }
 
+  catchUp(nowMs: number, inclusive: boolean): number {
+    const ahead = this.#ahead;
+    if (ahead === null) return 0;
+    const n = ahead.due(nowMs, inclusive);
+    if (n === 0) return 0;
+    const b = this.#running;
+    const used = b.advanceDecodes(n, this.#cfg.limits.blockSize);
+    if (!this.#kv.tryAllocate(used)) throw new Error('internal: a planned step ran out of KV blocks');
+    const m = this.#metrics;
+    m.engineSteps += n;
+    m.generationTokens += n * b.length;
+    m.kvCacheUsage = this.#kv.usage();
+    this.#completions += n;
+    this.#lastCompletionMs = ahead.lastAppliedStartMs();
+    this.#inFlightEndMs = ahead.inFlightEndMs();
+    return n;
+  }
+
+  dropRunAhead(): void {
+    this.#ahead?.drop();
+  }
+
   step(nowMs: number): StepOutcome<R> {
+    if (this.#ahead !== null) {
+      if (this.#ahead.pending() > 0)
+        throw new Error('internal: step() before the planned steps were caught up');
+      this.#ahead.drop();
+    }
     this.#tokens = NONE;
     this.#firstTokens = NONE;
     this.#finished = NONE;
@@ -256,6 +300,9 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       this.#readyAtMs = Number.NaN;
       m.engineSteps++;
       batch = this.#batchInfo(nowMs, durationMs);
+      if (this.#ahead !== null && preempted.length === 0 && plan.admittedFrom === running.planned) {
+        this.#planAhead(nowMs, durationMs);
+      }
     } else {
       // Nothing fit. After a preemption the next pass can admit (vLLM skips admission in a
       // pass that preempted), so retry at once; otherwise wait for a submit or abort.
@@ -287,6 +334,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   }
 
   restart(nowMs: number): R[] {
+    this.#ahead?.drop();
     this.#running.clear();
     const lost = [...this.#byId.values()].map((s) => {
       s.gone = true;
@@ -433,6 +481,25 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     }
     if (this.#finished === NONE) this.#finished = [];
     this.#finished.push({ request: seq.request, reason, emittedTokens: seq.emittedTokens });
+  }
+
+  /**
+   * After a pass that formed a batch of decodes only, with no admission and no preemption:
+   * plans the steps that follow it while nothing in them can happen that a host sees.
+   */
+  #planAhead(nowMs: number, durationMs: number): void {
+    const b = this.#running;
+    const shape = this.#plan.shape;
+    if (b.planned !== b.length || shape.numDecodeSeqs !== b.length) return;
+    (this.#ahead as RunAhead).plan(
+      b,
+      this.#generatedBefore + 1,
+      this.#cfg.limits.blockSize,
+      this.#kv.freeBlocks,
+      shape.contextTokens,
+      nowMs + durationMs,
+      (s, t) => this.#stepDurationMs(s, t),
+    );
   }
 
   #stepDurationMs(shape: BatchShape, nowMs: number): number {

@@ -164,6 +164,29 @@ export class RunningBatch<R extends EngineRequest> {
     if (this.planned > kept) this.planned = kept;
   }
 
+  /**
+   * Applies `steps` decode steps to every entry, with the KV blocks each following pass
+   * allocates (room for one more token than computed).
+   * @returns the blocks newly allocated, which the caller takes from the pool
+   */
+  advanceDecodes(steps: number, blockSize: number): number {
+    let allocated = 0;
+    for (let i = 0; i < this.length; i++) {
+      const c = (this.computed[i] as number) + steps;
+      this.computed[i] = c;
+      this.computeSpent[i] = (this.computeSpent[i] as number) + steps;
+      this.generated[i] = (this.generated[i] as number) + steps;
+      this.numTokens[i] = (this.numTokens[i] as number) + steps;
+      const need = Math.ceil((c + 1) / blockSize);
+      const held = this.blocks[i] as number;
+      if (need > held) {
+        allocated += need - held;
+        this.blocks[i] = need;
+      }
+    }
+    return allocated;
+  }
+
   /** Empties RUNNING (restart), writing every entry back. */
   clear(): void {
     for (let i = 0; i < this.length; i++) {

@@ -1,6 +1,12 @@
 /**
  * Runs an {@link Engine} on the simulator's virtual clock: keeps exactly one pending step per
  * engine (a simulator timer), at `engine.nextStepAt()`, and hands every step's outcome to a listener.
+ *
+ * An engine that plans steps ahead (`runAhead`) has its timer at the last planned step; the
+ * host brings it up to now ({@link SimEngineHost.sync}) before anything reads or changes it.
+ * A planned step that ends at this very instant counts as run when its timer, had it been
+ * set for that step, would already have fired ({@link Simulator.timerHasRunNow}): the order
+ * is then that of stepping one event at a time.
  */
 import type { SimTimer, Simulator } from '../kernel/simulator.js';
 import type { Engine, EngineRequest, StepOutcome, SubmitResult } from './types.js';
@@ -21,14 +27,42 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
     this.engine = engine;
     this.#onStep = onStep;
     this.#timer = sim.timer(() => {
-      const outcome = this.engine.step(this.#sim.now());
+      const now = this.#sim.now();
+      if (this.engine.catchUp !== undefined) this.#sim.countInline(this.engine.catchUp(now, false));
+      const outcome = this.engine.step(now);
       this.#reschedule();
       this.#onStep(outcome);
     });
   }
 
+  /**
+   * Applies the steps planned ahead that have run by now, so that the engine's state (KV
+   * usage, tokens of its requests) is current. Every method here does this first; a host
+   * calls it before reading the engine directly.
+   */
+  sync(): void {
+    const engine = this.engine;
+    if (engine.catchUp === undefined) return;
+    const n = engine.catchUp(this.#sim.now(), this.#sim.timerHasRunNow(this.#timer.index));
+    if (n > 0) this.#sim.countInline(n);
+  }
+
+  /** At the end of a run (every event due by now has run): applies every planned step that ends by now. */
+  settle(): void {
+    const n = this.engine.catchUp?.(this.#sim.now(), true) ?? 0;
+    if (n > 0) this.#sim.countInline(n);
+  }
+
+  /** Call before changing an input of the engine's step times (a slowdown): drops the steps planned with the old one. */
+  retime(): void {
+    this.sync();
+    this.engine.dropRunAhead?.();
+    this.#reschedule();
+  }
+
   /** Submits at the current virtual time. */
   submit(request: R): SubmitResult {
+    this.sync();
     const result = this.engine.submit(request, this.#sim.now());
     this.#reschedule();
     return result;
@@ -36,6 +70,7 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
 
   /** Aborts at the current virtual time. */
   abort(id: string): R | undefined {
+    this.sync();
     const request = this.engine.abort(id, this.#sim.now());
     this.#reschedule();
     return request;
@@ -43,6 +78,7 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
 
   /** Restarts the engine at the current virtual time. @returns the requests lost */
   restart(): R[] {
+    this.sync();
     const lost = this.engine.restart(this.#sim.now());
     this.#reschedule();
     return lost;

@@ -128,6 +128,14 @@ export interface Engine<R extends EngineRequest = EngineRequest> {
   readonly numWaiting: number;
   /** Metrics as vLLM would expose them (gauges as of the last step). */
   metrics(): EngineMetricsSnapshot;
+  /**
+   * For an engine that plans steps ahead (`VllmEngineConfig.runAhead`): applies the planned
+   * steps that end before `nowMs`, or at `nowMs` too with `inclusive`, so that every read and
+   * change sees the state those steps leave. @returns the steps applied
+   */
+  catchUp?(nowMs: number, inclusive: boolean): number;
+  /** Forgets the steps planned past the batch in flight (an input of their timing changed). */
+  dropRunAhead?(): void;
 }
 
 /**

@@ -40,3 +40,8 @@ export function msToUs(ms: number): number {
 export function usToMs(us: number): number {
   return us / US_PER_MS;
 }
+
+/** Rounds a time in ms to the clock's resolution (1 µs), as scheduling at it would. */
+export function roundToUs(ms: number): number {
+  return usToMs(msToUs(ms));
+}

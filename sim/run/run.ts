@@ -52,6 +52,11 @@ export interface RunOptions {
   untilIdle?: boolean;
   /** Skip unreadable trace lines instead of failing, reporting each here. */
   onBadTraceLine?: (err: TraceFormatError) => void;
+  /**
+   * Let the vLLM engines plan uneventful steps ahead instead of dispatching each (the
+   * outputs are the same; off only to check that). @default true
+   */
+  runAhead?: boolean;
 }
 
 /** Runs `scenario` to its end and returns the summary (also handed to the sink). */
@@ -78,8 +83,13 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       lifecycle!.ended(t, r),
   };
   const admission: Admission = buildAdmission(scenario.gate, sim, host);
-  const nodes: EngineNode[] = buildEngines(sim, seed, scenario.engines, scenario.endpoints, (node, out) =>
-    lifecycle!.onStep(node, out),
+  const nodes: EngineNode[] = buildEngines(
+    sim,
+    seed,
+    scenario.engines,
+    scenario.endpoints,
+    (node, out) => lifecycle!.onStep(node, out),
+    opts.runAhead ?? true,
   );
   const breaker = scheduleHealth(sim, scenario, nodes, admission);
 
@@ -248,12 +258,15 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       queue_depth: p.cfg.queueDepth,
       adapt_state: p.adaptState,
       decisions: delta,
-      endpoints: nodes.map((n) => ({
-        id: n.endpoint.id,
-        running: n.engine.numRunning,
-        waiting: n.engine.numWaiting,
-        kv_usage: round3(n.engine.kvCacheUsage),
-      })),
+      endpoints: nodes.map((n) => {
+        n.host.sync();
+        return {
+          id: n.endpoint.id,
+          running: n.engine.numRunning,
+          waiting: n.engine.numWaiting,
+          kv_usage: round3(n.engine.kvCacheUsage),
+        };
+      }),
     });
     sink.second(row);
   });
@@ -271,6 +284,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       break;
     }
   }
+  for (const n of nodes) n.host.settle();
   lifecycle.finish();
 
   const summary = summarize(stats, {

@@ -38,6 +38,7 @@ export function scheduleScrapes(
     const scrape = (): void => {
       const failed = rng.next() < t.scrape_failure_probability || node.scrapeOutage > 0 || !node.up;
       if (!failed) {
+        node.host.sync();
         const waiting = node.engine.numWaiting;
         const deliver = () => admission.reportEngine(node.endpoint.id, waiting);
         if (t.scrape_latency_ms > 0) sim.after(t.scrape_latency_ms, deliver);
@@ -173,13 +174,9 @@ export function scheduleTimeline(
         });
         break;
       case 'engine_slowdown':
-        sim.schedule(at, () => {
-          for (const i of e.endpoints) if (nodes[i]) nodes[i].slowdown *= e.factor;
-        });
+        sim.schedule(at, () => slow(nodes, e.endpoints, e.factor, false));
         if (e.duration_s !== undefined) {
-          sim.schedule(at + e.duration_s * 1000, () => {
-            for (const i of e.endpoints) if (nodes[i]) nodes[i].slowdown /= e.factor;
-          });
+          sim.schedule(at + e.duration_s * 1000, () => slow(nodes, e.endpoints, e.factor, true));
         }
         break;
       case 'capacity_loss':
@@ -189,5 +186,21 @@ export function scheduleTimeline(
       case 'workload_shift':
         break;
     }
+  }
+}
+
+/** Multiplies (or, ending a slowdown, divides) the step times of the endpoints' engines by `factor` from now on. */
+function slow(
+  nodes: readonly EngineNode[],
+  endpoints: readonly number[],
+  factor: number,
+  end: boolean,
+): void {
+  for (const i of endpoints) {
+    const n = nodes[i];
+    if (n === undefined) continue;
+    n.host.retime();
+    if (end) n.slowdown /= factor;
+    else n.slowdown *= factor;
   }
 }
