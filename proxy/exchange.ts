@@ -3,9 +3,9 @@
  * decision, the wait, the backend leg, the end. The unit it holds is
  * released exactly once, and exactly one decision-log record is written.
  */
-import type http from 'node:http';
 import type { GrantOutcome, Permit, Refusal, Ticket } from '../gate/index.js';
 import type { DecisionRecord, LogDecision, LogOutcome } from './decision-log.js';
+import type { Abortable } from './forward.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
 
 /** Where an exchange stands. */
@@ -42,7 +42,8 @@ export class Exchange {
   ttftMs: number | null = null;
   promptTokens: number | null = null;
   outputTokens: number | null = null;
-  backendReq: http.ClientRequest | null = null;
+  /** The backend leg while it runs (cut when the client goes away). */
+  backend: Abortable | null = null;
   #released = false;
   #logged = false;
 

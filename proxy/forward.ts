@@ -1,122 +1,194 @@
 /**
- * The backend leg of an admitted (or bypassed) request: a pooled
- * keep-alive request to the endpoint, the response relayed chunk by chunk
- * (SSE included, never buffered, with backpressure), the admission headers
- * put on the head in place of the backend's, and the first `data:` event
- * and the usage counts observed on the way.
+ * The backend leg of an admitted (or bypassed) request: an undici dispatch
+ * on the endpoint's pool, the response relayed chunk by chunk (SSE
+ * included, never buffered, with backpressure: the dispatch is paused while
+ * the client's response is full), the admission headers put on the head in
+ * place of the backend's, and the first `data:` event and the usage counts
+ * observed on the way. One object per leg; no closures per request.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { PassThrough } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { type AdmissionHeaderValues, admissionHeaders } from '../gate/index.js';
+import { type BackendPools, onReusedSocket, type Target } from './backend-pools.js';
 import type { Exchange } from './exchange.js';
-import { endResponse, endToEnd, type HeaderMap, replaceHeader, writeChunk, writeHead } from './http-util.js';
+import { endResponse, writeChunk, writeHead } from './http-util.js';
+import { backendRequestHead, clientResponseHead, flatToMap } from './leg-headers.js';
+import type { AnyResponse } from './listener.js';
 import { FirstDataWatch, UsageTail } from './sse.js';
 
-/** Where a request goes. */
-export interface Target {
-  /** `IP:port`, as the gate names endpoints. */
-  id: string;
-  host: string;
-  port: number;
+export type { Target } from './backend-pools.js';
+
+/** How a leg failed: before or after the response head; `body_too_large` is the client's fault. */
+export type LegFailure = 'before_head' | 'mid_body' | 'body_too_large';
+
+/** Who is told what a leg did (the request handler: one object for all its legs). */
+export interface LegOwner {
+  /** Admission header values for the head of `ex`'s response, or null (no permit, or not exposed). */
+  legExpose(ex: Exchange): AdmissionHeaderValues | null;
+  /** The first SSE data event of `ex` went to the client. */
+  legFirstData(ex: Exchange): void;
+  /** The leg of `ex` to `target` failed. */
+  legFailed(ex: Exchange, target: Target, kind: LegFailure): void;
+  /** The backend answered `status` and its body was relayed completely. */
+  legRelayed(ex: Exchange, target: Target, status: number): void;
 }
 
-/** What the leg reports back to its exchange's owner. */
-export interface LegHooks {
-  agent: http.Agent;
+/** What every leg of a handler shares. */
+export interface LegContext {
+  pools: BackendPools;
   /** Largest streamed request body, in bytes; past it the leg is aborted with 413. */
   maxBodyBytes: number;
-  /** Admission header values for the head, or null (no permit, or not exposed). */
-  exposeHeaders(): AdmissionHeaderValues | null;
-  /** The first SSE data event went to the client. */
-  firstData(): void;
-  /** The backend leg failed before (`before_head`) or after (`mid_body`) the response head; `body_too_large` is the client's fault. */
-  failed(kind: 'before_head' | 'mid_body' | 'body_too_large', err: Error | null): void;
-  /** The backend answered (any status) and its body was relayed completely. */
-  relayed(status: number): void;
+  owner: LegOwner;
+}
+
+/** A started leg, as the exchange sees it: it can be cut when the client goes away. */
+export interface Abortable {
+  abort(): void;
+}
+
+class Leg implements Dispatcher.DispatchHandler, Abortable {
+  #abort: ((err?: Error) => void) | null = null;
+  #done = false;
+  #headSeen = false;
+  #status = 0;
+  #watch: FirstDataWatch | null = null;
+  readonly #tail = new UsageTail();
+  #resume: (() => void) | null = null;
+  #onDrain: (() => void) | null = null;
+  /** Bytes of a streamed request body so far. */
+  #sent = 0;
+
+  constructor(
+    readonly ex: Exchange,
+    readonly target: Target,
+    readonly cx: LegContext,
+    readonly retried: boolean,
+  ) {}
+
+  start(): void {
+    const ex = this.ex;
+    const t = this.target;
+    ex.backend = this;
+    const headers = backendRequestHead(
+      ex.req.rawHeaders,
+      t.port === 80 ? t.host : `${t.host}:${t.port}`,
+      ex.req.socket?.remoteAddress,
+      ex.body !== null,
+    );
+    let body: Buffer | PassThrough | null = ex.body;
+    if (body === null) {
+      // Piped through a PassThrough so that undici, ending the leg, destroys
+      // only that, never the client's request (whose connection still has to
+      // carry the 413 or 502).
+      const pt = new PassThrough();
+      ex.req.on('data', (c: Buffer) => {
+        this.#sent += c.length;
+        if (this.#sent > this.cx.maxBodyBytes) this.#fail('body_too_large');
+      });
+      ex.req.on('error', () => {});
+      ex.req.pipe(pt);
+      body = pt;
+    }
+    this.cx.pools
+      .get(t)
+      .dispatch({ path: ex.path, method: ex.method as Dispatcher.HttpMethod, headers, body }, this);
+  }
+
+  /** The client went away: the backend request is cut. */
+  abort(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#abort?.();
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#done) abort();
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+    if (this.#done) return false;
+    this.#headSeen = true;
+    this.#resume = resume;
+    this.#status = status;
+    const ex = this.ex;
+    const expose = this.cx.owner.legExpose(ex);
+    const { head, eventStream } = clientResponseHead(
+      raw,
+      expose === null ? null : lowerCased(admissionHeaders(expose)),
+    );
+    if (ex.protocol === 'h2') writeHead(ex.res, 'h2', status, flatToMap(head));
+    else (ex.res as http.ServerResponse).writeHead(status, head);
+    if (eventStream) this.#watch = new FirstDataWatch();
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#done) return true;
+    const ex = this.ex;
+    const w = this.#watch;
+    let ok: boolean;
+    if (w !== null && !w.found && w.feed(chunk)) {
+      ok = writeChunk(ex.res, chunk);
+      this.cx.owner.legFirstData(ex);
+    } else ok = writeChunk(ex.res, chunk);
+    this.#tail.feed(chunk);
+    if (ok) return true;
+    this.#onDrain ??= () => this.#resume?.();
+    (ex.res as AnyResponse & { once(e: 'drain', f: () => void): unknown }).once('drain', this.#onDrain);
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.#done) return;
+    this.#done = true;
+    const ex = this.ex;
+    const u = this.#tail.usage();
+    ex.promptTokens = u.prompt;
+    ex.outputTokens = u.output;
+    this.cx.owner.legRelayed(ex, this.target, this.#status);
+    endResponse(ex.res);
+  }
+
+  onError(err: Error): void {
+    if (this.#done) return;
+    const ex = this.ex;
+    if (
+      !this.retried &&
+      !this.#headSeen &&
+      ex.body !== null &&
+      !ex.res.headersSent &&
+      !ex.gone &&
+      onReusedSocket(err)
+    ) {
+      // The endpoint closed an idle pooled socket as the request went out: once more.
+      this.#done = true;
+      new Leg(ex, this.target, this.cx, true).start();
+      return;
+    }
+    this.#fail(ex.res.headersSent ? 'mid_body' : 'before_head');
+  }
+
+  #fail(kind: LegFailure): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#abort?.();
+    this.cx.owner.legFailed(this.ex, this.target, kind);
+  }
 }
 
 /**
  * Starts the leg. The exchange's response is written by the leg from here on.
  * A buffered request that fails on a reused pooled socket before any answer
- * (the endpoint closed it while idle) is sent once more on a fresh socket.
+ * (the endpoint closed it while idle) is sent once more.
  */
-export function startLeg(ex: Exchange, target: Target, hooks: LegHooks, retried = false): void {
-  const headers = endToEnd(ex.req.headers as HeaderMap);
-  headers.host = target.port === 80 ? target.host : `${target.host}:${target.port}`;
-  const xff = ex.req.socket?.remoteAddress;
-  if (xff) headers['x-forwarded-for'] = xff;
-  if (ex.body !== null) headers['content-length'] = ex.body.length;
-  let done = false;
-  const fail = (kind: 'before_head' | 'mid_body' | 'body_too_large', err: Error | null): void => {
-    if (done) return;
-    done = true;
-    breq.destroy();
-    hooks.failed(kind, err);
-  };
-  const breq = http.request({
-    host: target.host,
-    port: target.port,
-    method: ex.method,
-    path: ex.path,
-    headers: headers as http.OutgoingHttpHeaders,
-    agent: hooks.agent,
-  });
-  ex.backendReq = breq;
-  breq.on('error', (err: NodeJS.ErrnoException) => {
-    const stale = breq.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
-    if (!done && stale && !retried && ex.body !== null && !ex.res.headersSent && !ex.gone) {
-      done = true;
-      startLeg(ex, target, hooks, true);
-      return;
-    }
-    fail(ex.res.headersSent ? 'mid_body' : 'before_head', err);
-  });
-  breq.on('response', (bres) => {
-    if (done) {
-      bres.destroy();
-      return;
-    }
-    const out = endToEnd(bres.headers as HeaderMap);
-    const expose = hooks.exposeHeaders();
-    if (expose !== null)
-      for (const [k, v] of Object.entries(admissionHeaders(expose))) replaceHeader(out, k, v);
-    const status = bres.statusCode ?? 502;
-    writeHead(ex.res, ex.protocol, status, out);
-    const ctype = String(bres.headers['content-type'] ?? '');
-    const watch = ctype.startsWith('text/event-stream') ? new FirstDataWatch() : null;
-    const tail = new UsageTail();
-    bres.on('data', (chunk: Buffer) => {
-      if (done) return;
-      if (watch !== null && !watch.found && watch.feed(chunk)) {
-        const ok = writeChunk(ex.res, chunk);
-        hooks.firstData();
-        if (!ok) bres.pause();
-      } else if (!writeChunk(ex.res, chunk)) bres.pause();
-      tail.feed(chunk);
-    });
-    ex.res.on('drain', () => bres.resume());
-    bres.on('end', () => {
-      if (done) return;
-      done = true;
-      const u = tail.usage();
-      ex.promptTokens = u.prompt;
-      ex.outputTokens = u.output;
-      hooks.relayed(status);
-      endResponse(ex.res);
-    });
-    bres.on('error', (err) => fail('mid_body', err));
-    bres.on('close', () => {
-      if (!bres.complete) fail('mid_body', null);
-    });
-  });
-  if (ex.body !== null) {
-    breq.end(ex.body);
-    return;
-  }
-  let sent = 0;
-  ex.req.on('data', (c: Buffer) => {
-    sent += c.length;
-    if (sent > hooks.maxBodyBytes) fail('body_too_large', null);
-  });
-  ex.req.on('error', () => {});
-  ex.req.pipe(breq);
+export function startLeg(ex: Exchange, target: Target, cx: LegContext): void {
+  new Leg(ex, target, cx, false).start();
+}
+
+function lowerCased(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in h) out[k.toLowerCase()] = h[k]!;
+  return out;
 }

@@ -5,8 +5,8 @@
  * services and the SMG gateway (routes, decisions, refusal format,
  * endpoint choice).
  */
-import type http from 'node:http';
 import type {
+  AdmissionHeaderValues,
   AdmissionRequest,
   Clock,
   Decision,
@@ -16,10 +16,11 @@ import type {
   Refusal,
   Ticket,
 } from '../gate/index.js';
+import type { BackendPools } from './backend-pools.js';
 import type { AuthResult } from './credentials.js';
 import type { DecisionRecord, DecisionSink, LogOutcome } from './decision-log.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
-import { startLeg, type Target } from './forward.js';
+import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target } from './forward.js';
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
 import { decodeBody, runPrefill } from './pd.js';
@@ -63,7 +64,8 @@ export interface LegObserver {
 
 export interface HandlerDeps {
   clock: Clock;
-  agent: http.Agent;
+  /** The pooled clients to the endpoints. */
+  pools: BackendPools;
   log: DecisionSink | null;
   legs: LegObserver | null;
   /** Bodies with a Content-Length up to this are read before the decision (bodyBuffered). */
@@ -87,11 +89,15 @@ export const exchangeHost: GateHost = {
 };
 
 /** Handles the requests of one service. */
-export class RequestHandler implements ExchangeOwner {
+export class RequestHandler implements ExchangeOwner, LegOwner {
+  readonly #legs: LegContext;
+
   constructor(
     public dialect: Dialect,
     readonly deps: HandlerDeps,
-  ) {}
+  ) {
+    this.#legs = { pools: deps.pools, maxBodyBytes: deps.maxBodyBytes, owner: this };
+  }
 
   /** Entry point for a request of either protocol. */
   handle(req: AnyRequest, res: AnyResponse, protocol: 'http1' | 'h2'): void {
@@ -264,7 +270,7 @@ export class RequestHandler implements ExchangeOwner {
     const abort = new AbortController();
     ex.res.once('close', () => abort.abort());
     const r = pt
-      ? await runPrefill(pt, ex.path, original, this.deps.agent, abort.signal)
+      ? await runPrefill(pt, ex.path, original, this.deps.pools, abort.signal)
       : ({ ok: false, why: 'error' } as const);
     prefill.close();
     if (!r.ok) {
@@ -318,36 +324,38 @@ export class RequestHandler implements ExchangeOwner {
     }
     ex.endpoint = target.id;
     ex.state = 'executing';
-    const t = target;
+    startLeg(ex, target, this.#legs);
+  }
+
+  legExpose(ex: Exchange): AdmissionHeaderValues | null {
+    return ex.permit === null ? null : ex.permit.exposeHeaders();
+  }
+
+  legFirstData(ex: Exchange): void {
     const permit = ex.permit;
-    startLeg(ex, t, {
-      agent: this.deps.agent,
-      maxBodyBytes: this.deps.maxBodyBytes,
-      exposeHeaders: () => (permit === null ? null : permit.exposeHeaders()),
-      firstData: () => {
-        if (permit === null || ex.ttftMs !== null) return;
-        ex.ttftMs = this.deps.clock.now() - permit.admittedAtMs;
-        permit.firstDataEvent();
-      },
-      failed: (kind) => {
-        ex.release();
-        // A leg cut because the client left says nothing about the endpoint's health.
-        if (kind !== 'body_too_large' && !ex.gone) this.deps.legs?.legFailed(this.dialect.service, t.id);
-        ex.outcome = 'failed';
-        ex.reason = kind === 'body_too_large' ? 'body_too_large' : 'backend_error';
-        if (ex.gone) return;
-        if (!ex.res.headersSent) {
-          const status = kind === 'body_too_large' ? 413 : 502;
-          ex.error = kind === 'body_too_large' ? 'body_too_large' : 'backend_unavailable';
-          sendJson(ex.res, ex.protocol, status, { error: ex.error }, { Connection: 'close' });
-        } else {
-          ex.res.destroy();
-        }
-      },
-      relayed: () => {
-        this.deps.legs?.legOk(this.dialect.service, t.id);
-      },
-    });
+    if (permit === null || ex.ttftMs !== null) return;
+    ex.ttftMs = this.deps.clock.now() - permit.admittedAtMs;
+    permit.firstDataEvent();
+  }
+
+  legFailed(ex: Exchange, target: Target, kind: LegFailure): void {
+    ex.release();
+    // A leg cut because the client left says nothing about the endpoint's health.
+    if (kind !== 'body_too_large' && !ex.gone) this.deps.legs?.legFailed(this.dialect.service, target.id);
+    ex.outcome = 'failed';
+    ex.reason = kind === 'body_too_large' ? 'body_too_large' : 'backend_error';
+    if (ex.gone) return;
+    if (!ex.res.headersSent) {
+      const status = kind === 'body_too_large' ? 413 : 502;
+      ex.error = kind === 'body_too_large' ? 'body_too_large' : 'backend_unavailable';
+      sendJson(ex.res, ex.protocol, status, { error: ex.error }, { Connection: 'close' });
+    } else {
+      ex.res.destroy();
+    }
+  }
+
+  legRelayed(_ex: Exchange, target: Target): void {
+    this.deps.legs?.legOk(this.dialect.service, target.id);
   }
 
   #finished(ex: Exchange): void {
@@ -360,7 +368,7 @@ export class RequestHandler implements ExchangeOwner {
     if (ex.state === 'done') return;
     ex.gone = true;
     if (ex.ticket !== null && ex.state === 'queued') this.dialect.cancel(ex.ticket);
-    ex.backendReq?.destroy();
+    ex.backend?.abort();
     ex.release();
     const o = ex.outcome;
     this.#record(ex, o === 'failed' ? 'failed' : 'cancelled', ex.res.headersSent ? ex.res.statusCode : 0);

@@ -5,8 +5,8 @@
  * `kv_transfer_params`, when present, are handed to the decode request), and
  * the decode leg then carries the original request.
  */
-import http from 'node:http';
-import type { Target } from './forward.js';
+import type { Dispatcher } from 'undici';
+import type { BackendPools, Target } from './backend-pools.js';
 
 /** What the prefill leg produced. */
 export type PrefillResult =
@@ -31,47 +31,39 @@ export function decodeBody(original: Record<string, unknown>, kv: unknown): Buff
  * Runs the prefill request.
  * @param signal aborts the leg (the client went away)
  */
-export function runPrefill(
+export async function runPrefill(
   target: Target,
   path: string,
   body: Record<string, unknown>,
-  agent: http.Agent,
+  pools: BackendPools,
   signal: AbortSignal,
 ): Promise<PrefillResult> {
   const payload = JSON.stringify(prefillBody(body));
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        host: target.host,
-        port: target.port,
-        path,
-        method: 'POST',
-        agent,
-        signal,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', () => resolve({ ok: false, why: 'error' }));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            resolve({ ok: false, why: 'status', status });
-            return;
-          }
-          let kv: unknown;
-          try {
-            kv = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { kv_transfer_params?: unknown })
-              .kv_transfer_params;
-          } catch {
-            kv = undefined;
-          }
-          resolve({ ok: true, kvTransferParams: kv ?? undefined });
-        });
-      },
-    );
-    req.on('error', () => resolve({ ok: false, why: signal.aborted ? 'aborted' : 'error' }));
-    req.end(payload);
-  });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await pools.get(target).request({
+      path,
+      method: 'POST',
+      signal,
+      headers: { 'content-type': 'application/json' },
+      body: payload,
+    });
+  } catch {
+    return { ok: false, why: signal.aborted ? 'aborted' : 'error' };
+  }
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch {
+    return { ok: false, why: signal.aborted ? 'aborted' : 'error' };
+  }
+  const status = res.statusCode;
+  if (status < 200 || status >= 300) return { ok: false, why: 'status', status };
+  let kv: unknown;
+  try {
+    kv = (JSON.parse(text) as { kv_transfer_params?: unknown }).kv_transfer_params;
+  } catch {
+    kv = undefined;
+  }
+  return { ok: true, kvTransferParams: kv ?? undefined };
 }

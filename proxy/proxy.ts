@@ -4,7 +4,6 @@
  * protocol listener on externalIP:port; the management API on the admin
  * listener; endpoint telemetry and health; /metrics; the decision log.
  */
-import type http from 'node:http';
 import { totalmem } from 'node:os';
 import {
   type ApplyResult,
@@ -17,7 +16,7 @@ import {
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
-import { backendAgent } from './backend-agent.js';
+import { BackendPools } from './backend-pools.js';
 import { RealClock } from './clock.js';
 import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
@@ -80,7 +79,8 @@ export class LoxiProxy implements Controller {
   readonly clock = new RealClock();
   readonly gate: Gate;
   readonly valve: AcceptValve;
-  readonly agent: http.Agent;
+  /** The pooled clients to the endpoints. */
+  readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
   readonly limits: ClientLimits;
@@ -102,7 +102,7 @@ export class LoxiProxy implements Controller {
     const warn = o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
     for (const w of this.gate.envWarnings) warn(`sluice proxy: ${JSON.stringify(w)}`);
     this.valve = AcceptValve.fromEnv(env);
-    this.agent = backendAgent(this.valve);
+    this.pools = new BackendPools(this.valve);
     this.monitor = new EndpointMonitor(this.gate, o.monitor);
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.#admin = new AdminServer(this, {
@@ -194,7 +194,7 @@ export class LoxiProxy implements Controller {
   #handlerDeps() {
     return {
       clock: this.clock,
-      agent: this.agent,
+      pools: this.pools,
       log: this.#o.decisionLog ?? null,
       legs: this.monitor,
       bufferBodyBytes: this.limits.bufferBodyBytes,
@@ -274,7 +274,7 @@ export class LoxiProxy implements Controller {
     this.monitor.dispose();
     this.gate.dispose();
     this.clock.dispose();
-    this.agent.destroy();
+    await this.pools.destroy();
     await this.#o.decisionLog?.close();
   }
 }

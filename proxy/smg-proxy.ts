@@ -18,7 +18,7 @@ import {
   type Ticket,
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
-import { backendAgent } from './backend-agent.js';
+import { BackendPools } from './backend-pools.js';
 import { RealClock } from './clock.js';
 import type { DecisionSink } from './decision-log.js';
 import type { Exchange } from './exchange.js';
@@ -124,7 +124,8 @@ export class SmgProxy {
   readonly clock = new RealClock();
   readonly smg: SmgGate;
   readonly valve: AcceptValve;
-  readonly agent: http.Agent;
+  /** The pooled clients to the endpoints. */
+  readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
   readonly listener: ServiceListener;
@@ -135,7 +136,7 @@ export class SmgProxy {
     if (workers.length === 0) throw new Error('--worker-urls: at least one worker is required');
     this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
-    this.agent = backendAgent(this.valve);
+    this.pools = new BackendPools(this.valve);
     this.#log = o.decisionLog ?? null;
     // SMG has no gate-side endpoint state: health goes to the breaker only.
     this.monitor = new EndpointMonitor(
@@ -147,7 +148,7 @@ export class SmgProxy {
     const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText());
     const handler = new RequestHandler(dialect, {
       clock: this.clock,
-      agent: this.agent,
+      pools: this.pools,
       log: this.#log,
       legs: this.monitor,
       // SMG reads a waiting request's body only once it is admitted.
@@ -187,7 +188,7 @@ export class SmgProxy {
     this.monitor.dispose();
     this.smg.dispose();
     this.clock.dispose();
-    this.agent.destroy();
+    await this.pools.destroy();
     await this.#log?.close();
   }
 }
