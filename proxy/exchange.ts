@@ -88,7 +88,7 @@ export class Exchange {
     if (this.#logged) return null;
     this.#logged = true;
     return {
-      time: new Date(this.wallMs).toISOString(),
+      time: isoTime(this.wallMs),
       service: this.service,
       tenant: this.tenant ?? null,
       decision: this.decision,
@@ -107,6 +107,18 @@ export class Exchange {
       output_tokens: this.outputTokens,
     };
   }
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** ISO 8601 time of `ms` (epoch ms); the last one is reused, as many requests share a millisecond. */
+function isoTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 function round(ms: number): number {

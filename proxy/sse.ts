@@ -42,31 +42,54 @@ export class FirstDataWatch {
 /** Bytes of the body kept to find the usage object at its end. */
 export const USAGE_TAIL_BYTES = 4096;
 
-/** Keeps the last bytes of a body and reads `usage` token counts from them. */
+/**
+ * Keeps the last bytes of a body and reads `usage` token counts from them.
+ * Chunks are kept by reference (no copy per chunk) until enough newer ones
+ * cover USAGE_TAIL_BYTES; they are joined only when `usage()` is read.
+ */
 export class UsageTail {
-  #tail: Buffer = Buffer.alloc(0);
+  readonly #chunks: Buffer[] = [];
+  /** Bytes in #chunks. */
+  #bytes = 0;
 
   feed(chunk: Buffer): void {
-    if (chunk.length >= USAGE_TAIL_BYTES)
-      this.#tail = Buffer.from(chunk.subarray(chunk.length - USAGE_TAIL_BYTES));
-    else {
-      const keep = Math.max(0, USAGE_TAIL_BYTES - chunk.length);
-      this.#tail = Buffer.concat([this.#tail.subarray(Math.max(0, this.#tail.length - keep)), chunk]);
-    }
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    while (this.#bytes - this.#chunks[0]!.length >= USAGE_TAIL_BYTES)
+      this.#bytes -= this.#chunks.shift()!.length;
   }
 
   /** The last prompt_tokens / completion_tokens seen, or nulls. */
   usage(): { prompt: number | null; output: number | null } {
-    const s = this.#tail.toString('latin1');
+    const c = this.#chunks;
+    const all = c.length === 1 ? c[0]! : Buffer.concat(c);
+    const s = all.toString('latin1', Math.max(0, all.length - USAGE_TAIL_BYTES));
     return {
-      prompt: last(s, /"prompt_tokens"\s*:\s*(\d+)/g),
-      output: last(s, /"completion_tokens"\s*:\s*(\d+)/g),
+      prompt: lastCount(s, '"prompt_tokens"', /"prompt_tokens"\s*:\s*(\d+)/g),
+      output: lastCount(s, '"completion_tokens"', /"completion_tokens"\s*:\s*(\d+)/g),
     };
   }
 }
 
-function last(s: string, re: RegExp): number | null {
+/** The number after the last `key: ` in `s`; the regex finds it when the last key is not followed by one. */
+function lastCount(s: string, key: string, re: RegExp): number | null {
+  const at = s.lastIndexOf(key);
+  if (at < 0) return null;
+  let i = at + key.length;
+  while (isSpace(s.charCodeAt(i))) i++;
+  if (s.charCodeAt(i) === 0x3a) {
+    i++;
+    while (isSpace(s.charCodeAt(i))) i++;
+    const from = i;
+    while (s.charCodeAt(i) >= 0x30 && s.charCodeAt(i) <= 0x39) i++;
+    if (i > from) return Number(s.slice(from, i));
+  }
   let v: number | null = null;
   for (const m of s.matchAll(re)) v = Number(m[1]);
   return v;
+}
+
+/** The characters `\s` matches in ASCII JSON. */
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0b || c === 0x0c;
 }
