@@ -16,4 +16,15 @@ describe('SSE watch', () => {
     expect(t.usage()).toEqual({ prompt: 12, output: 5 });
     expect(new UsageTail().usage()).toEqual({ prompt: null, output: null });
   });
+
+  test('reads counts with spaces around the colon, and falls back when the last key has no number', () => {
+    const t = new UsageTail();
+    t.feed(Buffer.from('{"usage":{"prompt_tokens" :\n 31, "completion_tokens": 9}}'));
+    expect(t.usage()).toEqual({ prompt: 31, output: 9 });
+    const u = new UsageTail();
+    u.feed(
+      Buffer.from('{"prompt_tokens":4,"completion_tokens":2} {"prompt_tokens":null,"completion_tokens":"x"}'),
+    );
+    expect(u.usage()).toEqual({ prompt: 4, output: 2 });
+  });
 });

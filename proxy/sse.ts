@@ -62,34 +62,39 @@ export class UsageTail {
   /** The last prompt_tokens / completion_tokens seen, or nulls. */
   usage(): { prompt: number | null; output: number | null } {
     const c = this.#chunks;
-    const all = c.length === 1 ? c[0]! : Buffer.concat(c);
-    const s = all.toString('latin1', Math.max(0, all.length - USAGE_TAIL_BYTES));
+    let all = c.length === 1 ? c[0]! : Buffer.concat(c);
+    if (all.length > USAGE_TAIL_BYTES) all = all.subarray(all.length - USAGE_TAIL_BYTES);
     return {
-      prompt: lastCount(s, '"prompt_tokens"', /"prompt_tokens"\s*:\s*(\d+)/g),
-      output: lastCount(s, '"completion_tokens"', /"completion_tokens"\s*:\s*(\d+)/g),
+      prompt: lastCount(all, '"prompt_tokens"', /"prompt_tokens"\s*:\s*(\d+)/g),
+      output: lastCount(all, '"completion_tokens"', /"completion_tokens"\s*:\s*(\d+)/g),
     };
   }
 }
 
-/** The number after the last `key: ` in `s`; the regex finds it when the last key is not followed by one. */
-function lastCount(s: string, key: string, re: RegExp): number | null {
-  const at = s.lastIndexOf(key);
+/**
+ * The number after the last `key: ` in `b` (searched in the bytes, no string
+ * made); the regex over the latin1 text finds it when the last key is not
+ * followed by one.
+ */
+function lastCount(b: Buffer, key: string, re: RegExp): number | null {
+  const at = b.lastIndexOf(key, undefined, 'latin1');
   if (at < 0) return null;
   let i = at + key.length;
-  while (isSpace(s.charCodeAt(i))) i++;
-  if (s.charCodeAt(i) === 0x3a) {
+  while (isSpace(b[i])) i++;
+  if (b[i] === 0x3a) {
     i++;
-    while (isSpace(s.charCodeAt(i))) i++;
+    while (isSpace(b[i])) i++;
+    let n = 0;
     const from = i;
-    while (s.charCodeAt(i) >= 0x30 && s.charCodeAt(i) <= 0x39) i++;
-    if (i > from) return Number(s.slice(from, i));
+    while (i < b.length && b[i]! >= 0x30 && b[i]! <= 0x39) n = n * 10 + (b[i++]! - 0x30);
+    if (i > from) return n;
   }
   let v: number | null = null;
-  for (const m of s.matchAll(re)) v = Number(m[1]);
+  for (const m of b.toString('latin1').matchAll(re)) v = Number(m[1]);
   return v;
 }
 
 /** The characters `\s` matches in ASCII JSON. */
-function isSpace(c: number): boolean {
+function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0b || c === 0x0c;
 }
