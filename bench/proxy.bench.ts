@@ -27,7 +27,9 @@
  * --cpu-prof DIR (V8 CPU profiles of the proxy process), --no-nice.
  * Environment: BENCH_PROXY_STREAMS (latency phase, default 500),
  * BENCH_PROXY_RPS_CONNECTIONS (requests/s phase, default 256: enough to
- * saturate every relay; fewer leave the closed loop latency-bound).
+ * saturate every relay; fewer leave the closed loop latency-bound),
+ * BENCH_PROXY_NODE_FLAGS (extra node flags of the proxy and bare-relay
+ * children, space-separated, e.g. `--single-threaded-gc`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -110,15 +112,18 @@ async function main(): Promise<void> {
 
   const sutCpu = pinned ? 0 : null;
   const loadCpu = pinned ? 1 : null;
+  // Extra node flags of the two Node systems under test (proxy and bare relay).
+  const sutFlags = (process.env.BENCH_PROXY_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
   const proxyFlags = [
     '--expose-gc',
+    ...sutFlags,
     ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : []),
   ];
   const c: Ctx = {
     engine: new Child('engine', 'engine-child.ts', { cpu: loadCpu }),
     loadgen: new Child('loadgen', 'loadgen-child.ts', { cpu: loadCpu }),
     proxy: new Child('proxy', 'proxy-child.ts', { cpu: sutCpu, nodeFlags: proxyFlags }),
-    relay: new Child('relay', 'relay-child.ts', { cpu: sutCpu }),
+    relay: new Child('relay', 'relay-child.ts', { cpu: sutCpu, nodeFlags: sutFlags }),
     ha: { p: null },
     haVersion,
     wrk,
@@ -206,6 +211,7 @@ async function main(): Promise<void> {
       parked_le_64KiB: park ? park.bytes_per_parked_request <= TARGET.bytesPerParked : null,
     },
     context: {
+      sut_node_flags: sutFlags,
       command: `node --import tsx bench/proxy.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
       node: process.version,
       cpus,

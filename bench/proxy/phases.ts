@@ -125,7 +125,8 @@ const fmtCpu = (s: CpuShare) =>
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
 
-const fmtLoop = (l: LoopStats) => `late p50 ${l.late_p50_ms} p99 ${l.late_p99_ms} max ${l.late_max_ms} ms`;
+const fmtLoop = (l: LoopStats) =>
+  `late p50 ${l.late_p50_ms} p99 ${l.late_p99_ms} max ${l.late_max_ms} ms, gc ${l.gc_count} pauses ${l.gc_total_ms} ms (full ${l.gc_major_ms}) max ${l.gc_max_ms} ms`;
 
 // ---------------------------------------------------------------- latency
 

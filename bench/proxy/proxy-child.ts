@@ -3,8 +3,10 @@
  * `sluice proxy`), alone in its process so its CPU and memory are its own.
  * Run with --expose-gc: `mem` collects garbage before reading the usage.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import net from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { LoxiProxy } from '../../proxy/proxy.js';
 import { serve } from './ipc.js';
 
@@ -52,10 +54,44 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 const late = (ns: number) => Math.max(0, Math.round((ns / 1e6 - 10) * 100) / 100);
 
+// Garbage-collection pauses (V8 'gc' performance entries) between two `loop` calls.
+let gcCount = 0;
+let gcTotalMs = 0;
+let gcMaxMs = 0;
+let gcMajorMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gcCount++;
+    gcTotalMs += e.duration;
+    gcMaxMs = Math.max(gcMaxMs, e.duration);
+    if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+      gcMajorMs += e.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
+// BENCH_PROXY_HEAP_SAMPLE=FILE: sampled allocations, garbage included (V8
+// sampling heap profiler), written to FILE (a .heapprofile) at every `loop`.
+const heapSampleFile = process.env.BENCH_PROXY_HEAP_SAMPLE;
+const inspector = heapSampleFile ? new Session() : null;
+if (inspector) {
+  inspector.connect();
+  inspector.post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
+
 export interface LoopStats {
   late_p50_ms: number;
   late_p99_ms: number;
   late_max_ms: number;
+  /** GC pauses since the last call: count, summed and longest duration (ms). */
+  gc_count: number;
+  gc_total_ms: number;
+  gc_max_ms: number;
+  /** Of gc_total_ms, the full (mark-compact) collections. */
+  gc_major_ms: number;
 }
 
 async function freePort(): Promise<number> {
@@ -126,8 +162,20 @@ serve({
       late_p50_ms: late(delay.percentile(50)),
       late_p99_ms: late(delay.percentile(99)),
       late_max_ms: late(delay.max),
+      gc_count: gcCount,
+      gc_total_ms: Math.round(gcTotalMs * 100) / 100,
+      gc_max_ms: Math.round(gcMaxMs * 100) / 100,
+      gc_major_ms: Math.round(gcMajorMs * 100) / 100,
     };
     delay.reset();
+    gcCount = 0;
+    gcTotalMs = 0;
+    gcMaxMs = 0;
+    gcMajorMs = 0;
+    if (inspector && heapSampleFile)
+      inspector.post('HeapProfiler.getSamplingProfile', (err, r) => {
+        if (!err) writeFileSync(heapSampleFile, JSON.stringify(r.profile));
+      });
     return out;
   },
   metrics() {
