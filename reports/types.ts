@@ -11,10 +11,10 @@ export type VegaLiteSpec = TopLevelSpec;
 /** A JSON value (for rules and recommendations passed through verbatim). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** The gate modes a cliff test compares, in display order. */
-export const CLIFF_MODES = ['off', 'observe', 'enforce'] as const;
+/** The lines a cliff test compares, in display order: the gate's three modes, and HAProxy 2.6 as the reference proxy. */
+export const CLIFF_MODES = ['off', 'observe', 'enforce', 'haproxy'] as const;
 
-/** A gate mode on a cliff line. */
+/** A cliff line: a gate mode, or HAProxy. */
 export type CliffMode = (typeof CLIFF_MODES)[number];
 
 /** One run of a cliff test: one mode at one offered load. */

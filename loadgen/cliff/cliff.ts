@@ -23,7 +23,7 @@ import { findHaproxy, startHaproxy } from './haproxy.js';
 import { compressScenario, toEngineTime, withArrival } from './scale-scenario.js';
 
 /** A line of the cliff: a gate mode, or HAProxy. */
-export type CliffLine = CliffMode | 'haproxy';
+export type CliffLine = CliffMode;
 
 /** One measured step, with what the report's point leaves out. */
 export interface CliffStep extends CliffPoint {
@@ -68,7 +68,7 @@ export interface CliffOptions {
 export interface CliffResult {
   scenario: string;
   steps: CliffStep[];
-  /** The report's points (gate modes only: the report has no HAProxy line yet). */
+  /** The report's points, one per step (HAProxy's included). */
   points: CliffPoint[];
   notes: string[];
   /** HAProxy's version and generated configuration, when its line ran. */
@@ -80,7 +80,7 @@ export interface CliffResult {
 /** A step's figures from its summary (engine time). */
 function stepOf(line: CliffLine, rate: number, s: RunSummary, late: number): CliffStep {
   return {
-    mode: line === 'haproxy' ? 'enforce' : line,
+    mode: line,
     line,
     offered_rps: rate,
     goodput_rps: s.goodput_rps,
@@ -180,7 +180,10 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
       await gate?.close();
     }
     result = { scenario: scenario.name, steps, points: steps.map(toPoint), notes };
-    if (o.haproxy) await haproxyLine(compressed, engines, result, step);
+    if (o.haproxy) {
+      await haproxyLine(compressed, engines, result, step);
+      result.points = result.steps.map(toPoint);
+    }
   } finally {
     await Promise.all(engines.map((e) => e.close()));
   }

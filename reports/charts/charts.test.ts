@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cliffFindings } from '../findings.js';
 import { fixtureCliff, fixtureSeconds, fixtureSummary, fixtureSweep } from '../test-fixtures.js';
 import type { SweepData } from '../types.js';
 import { adaptSpans, ceilingChart } from './ceiling.js';
@@ -132,6 +133,29 @@ describe('cliff chart', () => {
       { mode: 'enforce', figure: 'goodput', offered_rps: 80, rps: 19.5, shed_rate: 0.75, ttft_p95_ms: 1500 },
       { mode: 'enforce', figure: 'throughput', offered_rps: 80, rps: 20, shed_rate: 0.75, ttft_p95_ms: 1500 },
     ]);
+  });
+
+  it('draws HAProxy as a fourth line, after the gate modes, when the cliff test ran it', () => {
+    const points = [
+      ...fixtureCliff(),
+      {
+        mode: 'haproxy' as const,
+        offered_rps: 80,
+        goodput_rps: 18,
+        throughput_rps: 19,
+        shed_rate: 0.7,
+        ttft_p95_ms: 1400,
+      },
+    ];
+    const spec = json(cliffChart(points));
+    const lines = (spec.layer as { encoding?: { color: { scale: { domain: string[] } } } }[])[1];
+    expect(lines?.encoding?.color.scale.domain).toEqual(['gate off', 'observe', 'enforce', 'HAProxy 2.6']);
+    expect(
+      rows(spec.layer && (spec.layer as Record<string, unknown>[])[1]).filter(
+        (r) => r.mode === 'HAProxy 2.6',
+      ),
+    ).toHaveLength(2);
+    expect(cliffFindings(points).some((f) => f.startsWith('HAProxy 2.6: goodput peaks at 18'))).toBe(true);
   });
 
   it('lists only the modes present', () => {

@@ -1,7 +1,7 @@
 /**
  * Chart (d): goodput against offered load, one line per gate mode (off,
- * observe, enforce), with throughput dashed beside it and the diagonal where
- * every offered request would be good.
+ * observe, enforce) and for HAProxy when it ran, with throughput dashed beside
+ * it and the diagonal where every offered request would be good.
  */
 import { CLIFF_MODES, type CliffMode, type CliffPoint, type VegaLiteSpec } from '../types.js';
 import { CHART_WIDTH, chartConfig, round, VL_SCHEMA } from './theme.js';
@@ -11,12 +11,14 @@ export const MODE_LABELS: Readonly<Record<CliffMode, string>> = {
   off: 'gate off',
   observe: 'observe',
   enforce: 'enforce',
+  haproxy: 'HAProxy 2.6',
 };
 
 const MODE_COLORS: Readonly<Record<CliffMode, string>> = {
   off: '#7f7f7f',
   observe: '#ff7f0e',
   enforce: '#1f77b4',
+  haproxy: '#2ca02c',
 };
 const FIGURES = ['goodput', 'throughput'];
 
@@ -73,7 +75,7 @@ export function cliffChart(points: readonly CliffPoint[], opts: CliffChartOption
           color: {
             field: 'mode',
             type: 'nominal',
-            title: 'gate mode',
+            title: 'line',
             scale: { domain: modes.map((m) => MODE_LABELS[m]), range: modes.map((m) => MODE_COLORS[m]) },
           },
           tooltip: [
