@@ -15,7 +15,7 @@ import { type CliffResult, runCliff } from '../loadgen/cliff/cliff.js';
 import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
 import { defaultRates, parseRates, RatesError } from '../loadgen/cliff/rates.js';
 import { writeCliffOutputs } from '../loadgen/cliff/report.js';
-import { scenarioRate } from '../loadgen/cliff/scale-scenario.js';
+import { MIN_TIME_SCALE, scenarioRate } from '../loadgen/cliff/scale-scenario.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { intArg, reportError, UsageError } from './errors.js';
 import { positiveArg } from './load.js';
@@ -95,8 +95,10 @@ export function cliffCommand(): Command {
     .option('--json', 'print the steps as one JSON object')
     .action(async (opts: CliffFlags) => {
       try {
-        if (opts.timeScale < 1 || opts.timeScale > 1000)
-          throw new UsageError(`--time-scale: ${opts.timeScale} is not a number from 1 to 1000`);
+        if (opts.timeScale < MIN_TIME_SCALE || opts.timeScale > 1000)
+          throw new UsageError(
+            `--time-scale: ${opts.timeScale} is not a number from ${MIN_TIME_SCALE} to 1000`,
+          );
         if (opts.stepS > 600) throw new UsageError(`--step-s: ${opts.stepS} is above 600`);
         const modes = modesArg(opts.modes);
         const scenario = await loadScenario(opts.scenario);

@@ -7,6 +7,7 @@
  */
 import { Command } from 'commander';
 import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
+import { MIN_TIME_SCALE } from '../loadgen/cliff/scale-scenario.js';
 import type { Pair } from '../loadgen/fidelity/compare.js';
 import { type FidelityResult, runFidelity } from '../loadgen/fidelity/fidelity.js';
 import { loadScenario } from '../sim/scenario/load.js';
@@ -70,7 +71,7 @@ export function fidelityCommand(): Command {
     .option('--json', 'print one JSON object (diffs, both summaries)')
     .option(
       '--time-scale <x>',
-      'run the real side on a clock x times faster (engines emulated at time scale x; rates * x, times / x)',
+      'run the real side on a clock x times faster (engines emulated at time scale x; rates * x, times / x); below 1, slow motion',
       positiveArg('--time-scale'),
     )
     .option(
@@ -81,8 +82,10 @@ export function fidelityCommand(): Command {
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
     .action(async (opts: FidelityFlags) => {
       try {
-        if (opts.timeScale !== undefined && (opts.timeScale < 1 || opts.timeScale > 1000))
-          throw new UsageError(`--time-scale: ${opts.timeScale} is not a number from 1 to 1000`);
+        if (opts.timeScale !== undefined && (opts.timeScale < MIN_TIME_SCALE || opts.timeScale > 1000))
+          throw new UsageError(
+            `--time-scale: ${opts.timeScale} is not a number from ${MIN_TIME_SCALE} to 1000`,
+          );
         const scenario = await loadScenario(opts.scenario);
         const tty = process.stderr.isTTY === true && !opts.json;
         const result = await runFidelity(scenario, {

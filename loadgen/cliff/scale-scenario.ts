@@ -109,16 +109,23 @@ export interface Compressed {
   notes: string[];
 }
 
+/** The slowest time scale a real run takes (engine ms per real ms). */
+export const MIN_TIME_SCALE = 0.05;
+
 /** Divides a positive ms value by `x`, keeping it a whole, positive ms. */
 const msDiv = (v: number, x: number): number => Math.max(1, Math.round(v / x));
 
 /**
  * The scenario on a clock `x` times faster, for a real run against engines emulated at time scale
- * `x` (x >= 1). The simulator runs the uncompressed scenario; multiply the real run's times by x
- * and divide its rates by x ({@link toEngineTime}) to compare.
+ * `x`. The simulator runs the uncompressed scenario; multiply the real run's times by x and
+ * divide its rates by x ({@link toEngineTime}) to compare. An `x` below 1 is slow motion: the
+ * real run takes 1/x times as long, at 1/x of the event rate, and the harness's own overhead
+ * (loopback hops, the proxy, timer granularity) counts only x times in engine time, which is
+ * what a harness that cannot keep up with a scenario's token stream needs.
  */
 export function compressScenario(scenario: Scenario, x: number): Compressed {
-  if (!(x >= 1) || !Number.isFinite(x)) throw new RangeError(`time scale: ${x} is not a number >= 1`);
+  if (!(x >= MIN_TIME_SCALE) || !Number.isFinite(x))
+    throw new RangeError(`time scale: ${x} is not a number >= ${MIN_TIME_SCALE}`);
   const s = copyScenario(scenario);
   const notes: string[] = [];
   if (x === 1) return { scenario: s, timeScale: 1, notes };
@@ -144,14 +151,14 @@ export function compressScenario(scenario: Scenario, x: number): Compressed {
     case 'honour':
       r.fallback_delay_ms = ((r.fallback_delay_ms as number | undefined) ?? 1000) / x;
       notes.push(
-        `retries wait the gate's Retry-After (whole seconds, at least 1 s real = ${x} s engine time): retries come later than in the simulation`,
+        `retries wait the gate's Retry-After (whole seconds, at least 1 s real = ${x} s engine time): retries come ${x > 1 ? 'later' : 'earlier'} than in the simulation`,
       );
       break;
     case 'sdk':
       r.initial_delay_ms = ((r.initial_delay_ms as number | undefined) ?? 500) / x;
       r.max_delay_ms = ((r.max_delay_ms as number | undefined) ?? 8000) / x;
       notes.push(
-        `SDK retries sleep the gate's Retry-After as given (whole seconds, not compressed): retries after a refusal come ${x} times later than in the simulation`,
+        `SDK retries sleep the gate's Retry-After as given (whole seconds, not compressed): retries after a refusal come at ${x} times their simulated delay`,
       );
       break;
     case 'synchronised':

@@ -79,6 +79,8 @@ export interface LifecycleOptions {
   onGaugeChange: () => void;
   /** Watches every new attempt's decision (observe-mode reports). */
   observer?: RunObserver;
+  /** Time a non-streamed request's TTFT to its whole answer, as its client sees it (see `RunOptions.clientTtft`). */
+  clientTtft?: boolean;
 }
 
 /** Watches the gate's decisions in a run. */
@@ -422,8 +424,9 @@ export class Lifecycle implements GateHost {
   ): RequestRecord {
     const d = a.d;
     const completed = outcome === 'completed';
-    const ttftFromFirst =
-      a.firstTokenAtMs >= 0 ? a.firstTokenAtMs - d.firstSentAtMs : Number.POSITIVE_INFINITY;
+    // A client of a non-streamed request sees its first token with the whole answer.
+    const firstTokenAtMs = this.#o.clientTtft && !d.stream ? (completed ? now : -1) : a.firstTokenAtMs;
+    const ttftFromFirst = firstTokenAtMs >= 0 ? firstTokenAtMs - d.firstSentAtMs : Number.POSITIVE_INFINITY;
     const good =
       completed &&
       d.inference &&
@@ -449,7 +452,7 @@ export class Lifecycle implements GateHost {
       error,
       endpoint: a.node?.endpoint.id ?? '',
       queue_wait_ms: a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '',
-      ttft_ms: a.firstTokenAtMs >= 0 ? round3(a.firstTokenAtMs - d.sentAtMs) : '',
+      ttft_ms: firstTokenAtMs >= 0 ? round3(firstTokenAtMs - d.sentAtMs) : '',
       e2e_ms: completed ? round3(now - d.sentAtMs) : '',
       good,
       generated_tokens: clientLeft && !completed ? 0 : generated,

@@ -57,6 +57,13 @@ export interface RunOptions {
    * outputs are the same; off only to check that). @default true
    */
   runAhead?: boolean;
+  /**
+   * Time the TTFT of a non-streamed request to its whole answer (its client sees nothing
+   * earlier), for its record and for whether it met its TTFT SLO; by default it is the
+   * engine's first token. `sluice fidelity` sets it: a load driver can only see the answer.
+   * @default false
+   */
+  clientTtft?: boolean;
 }
 
 /** Runs `scenario` to its end and returns the summary (also handed to the sink). */
@@ -145,6 +152,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     endMs,
     onEndpointResult: breaker,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+    ...(opts.clientTtft ? { clientTtft: true } : {}),
     onGaugeChange: () => {
       const p = admission.pool();
       stats.observe(p.inflight, p.queue.length);
