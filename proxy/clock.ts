@@ -3,22 +3,35 @@
  * and `setInterval` timers. Timers are unref'd, so they never keep a process
  * alive on their own (the listening sockets do).
  */
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../gate/index.js';
 
-/** A Clock on the process's monotonic clock (milliseconds since process start). */
+/**
+ * A Clock on the process's monotonic clock (milliseconds since process start), optionally
+ * scaled: with `timeScale` X it counts X ms per real ms, and its timers run X times as often,
+ * so that a gate behind a real proxy can live in the engine time of emulated engines run at
+ * time scale X (a real run of a compressed or slowed-down scenario).
+ */
 export class RealClock implements Clock {
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Clock ms per real ms. */
+  readonly timeScale: number;
 
-  /** Current monotonic time in ms. */
-  now(): number {
-    return performance.now();
+  /** @param timeScale clock ms per real ms (> 0) @default 1 */
+  constructor(timeScale = 1) {
+    if (!(timeScale > 0) || !Number.isFinite(timeScale))
+      throw new RangeError(`time scale: ${timeScale} is not a finite number > 0`);
+    this.timeScale = timeScale;
   }
 
-  /** Calls `fn` every `periodMs` ms, first at now + periodMs. Returns a cancel function. */
+  /** Current monotonic time in (clock) ms. */
+  now(): number {
+    return performance.now() * this.timeScale;
+  }
+
+  /** Calls `fn` every `periodMs` clock ms, first at now + periodMs. Returns a cancel function. */
   every(periodMs: number, fn: () => void): () => void {
     if (!(periodMs > 0)) throw new RangeError(`periodMs: ${periodMs} must be above 0`);
-    const t = setInterval(fn, periodMs);
+    const t = setInterval(fn, periodMs / this.timeScale);
     t.unref();
     this.#timers.add(t);
     return () => {

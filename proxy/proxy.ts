@@ -65,6 +65,12 @@ export interface ProxyOptions {
   limits?: Partial<ClientLimits>;
   /** Writes warnings (apply warnings, env warnings). @default stderr */
   warn?: (line: string) => void;
+  /**
+   * Clock ms per real ms of the gate's clock: 1 in production. A real run against engines
+   * emulated at time scale X sets X, so that the gate's windows, its Retry-After and the
+   * decision log's durations are in the engines' time, as in a simulation. @default 1
+   */
+  timeScale?: number;
 }
 
 interface Service {
@@ -76,7 +82,7 @@ interface Service {
 
 /** The proxy process: gate, services, admin API, telemetry. */
 export class LoxiProxy implements Controller {
-  readonly clock = new RealClock();
+  readonly clock: RealClock;
   readonly gate: Gate;
   readonly valve: AcceptValve;
   /** The pooled clients to the endpoints. */
@@ -91,6 +97,7 @@ export class LoxiProxy implements Controller {
 
   constructor(o: ProxyOptions = {}) {
     this.#o = o;
+    this.clock = new RealClock(o.timeScale ?? 1);
     const env = o.env ?? process.env;
     this.gate = new Gate({
       clock: this.clock,
