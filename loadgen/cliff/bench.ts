@@ -72,7 +72,12 @@ export function metricValue(text: string, family: string, labels: Record<string,
 export async function startRealGate(
   scenario: Scenario,
   engines: readonly LiveEngine[],
-  o: { mode?: GateMode; decisionLog?: DecisionSink } = {},
+  o: {
+    mode?: GateMode;
+    decisionLog?: DecisionSink;
+    /** Run the gate on the engines' clock, this many engine ms per real ms (see `ProxyOptions.timeScale`). */
+    engineTimeScale?: number;
+  } = {},
 ): Promise<RealGate> {
   const g = scenario.gate;
   if (g.dialect !== 'loxilb')
@@ -87,9 +92,12 @@ export async function startRealGate(
     credentials: { apiKeys: apiKeysOf(scenario) },
     monitor: {
       healthIntervalMs: 1000,
-      ...(telemetry.scrape_interval_s ? { scrapeIntervalMs: telemetry.scrape_interval_s * 1000 } : {}),
+      ...(telemetry.scrape_interval_s
+        ? { scrapeIntervalMs: (telemetry.scrape_interval_s * 1000) / (o.engineTimeScale ?? 1) }
+        : {}),
     },
     warn: (l) => warnings.push(l),
+    ...(o.engineTimeScale === undefined ? {} : { timeScale: o.engineTimeScale }),
   });
   await proxy.start();
   const admin = `http://127.0.0.1:${proxy.adminPort}`;

@@ -123,7 +123,11 @@ const msDiv = (v: number, x: number): number => Math.max(1, Math.round(v / x));
  * (loopback hops, the proxy, timer granularity) counts only x times in engine time, which is
  * what a harness that cannot keep up with a scenario's token stream needs.
  */
-export function compressScenario(scenario: Scenario, x: number): Compressed {
+export function compressScenario(
+  scenario: Scenario,
+  x: number,
+  opts: { gateOnEngineClock?: boolean } = {},
+): Compressed {
   if (!(x >= MIN_TIME_SCALE) || !Number.isFinite(x))
     throw new RangeError(`time scale: ${x} is not a number >= ${MIN_TIME_SCALE}`);
   const s = copyScenario(scenario);
@@ -147,7 +151,11 @@ export function compressScenario(scenario: Scenario, x: number): Compressed {
   }
   if (c.trace) c.trace = { ...c.trace, start_ms: c.trace.start_ms / x, speedup: c.trace.speedup * x };
   const r = { ...c.retry } as Record<string, unknown>;
-  switch (c.retry.kind) {
+  // A gate on the engines' clock answers in engine time, and the driver then waits retries
+  // in engine time as well (`engineTimeScale`): the gate's windows and the retry delays stay.
+  switch (opts.gateOnEngineClock ? 'engine-clock' : c.retry.kind) {
+    case 'engine-clock':
+      break;
     case 'honour':
       r.fallback_delay_ms = ((r.fallback_delay_ms as number | undefined) ?? 1000) / x;
       notes.push(
@@ -169,7 +177,11 @@ export function compressScenario(scenario: Scenario, x: number): Compressed {
   }
   c.retry = r as Clients['retry'];
   if (c.closed_loop) notes.push('closed-loop think times are not compressed (the driver does not send them)');
-  if (s.gate.dialect === 'loxilb') {
+  if (opts.gateOnEngineClock) {
+    notes.push(
+      "the gate runs on the engines' clock: its time windows, Retry-After and the retry delays are engine time",
+    );
+  } else if (s.gate.dialect === 'loxilb') {
     const args = { ...s.gate.rule.serviceArguments };
     for (const k of GATE_WINDOWS_MS)
       if (typeof args[k] === 'number' && (args[k] as number) > 0) args[k] = msDiv(args[k] as number, x);

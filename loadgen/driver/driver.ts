@@ -52,6 +52,13 @@ export interface LoadOptions {
   startDelayMs?: number;
   /** Called once a second with the row just closed (progress). */
   onSecond?: (tS: number, inflight: number) => void;
+  /**
+   * The target's gate counts engine time, this many ms per real ms (a proxy run with
+   * `timeScale` in front of engines emulated at that scale). Retry delays are then engine
+   * time too (the gate's Retry-After and jitter hint, and the retry policy's own delays,
+   * which the scenario keeps uncompressed) and are divided by it. @default 1
+   */
+  engineTimeScale?: number;
 }
 
 /** The outputs of a run. */
@@ -146,7 +153,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     };
     const delay = retryPolicy(ctx, retryRng);
     if (delay === undefined) return;
-    const at = r.endAtMs + delay;
+    const at = r.endAtMs + delay / (o.engineTimeScale ?? 1);
     if (at >= endMs || (d.deadlineMs !== undefined && at >= d.deadlineMs)) return;
     const timer = setTimeout(
       () => {

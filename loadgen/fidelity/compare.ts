@@ -64,20 +64,24 @@ export function streamedTtft(records: readonly RequestRecord[], warmupMs: number
 /**
  * Queue wait of gated inference requests that waited, from the proxy's decision log: arrivals at or
  * after `fromEpochMs` (the end of the warm-up) whose exchange ended by `untilEpochMs` (the end of
- * the run: later ones are the simulator's `in_system`). `scale` multiplies real ms to engine ms.
+ * the run: later ones are the simulator's `in_system`). The log's durations are in its gate's
+ * clock: `logMsPerRealMs` of them per real ms (that clock's time scale, 1 for a real-time gate);
+ * the result is in engine time, `engineMsPerLogMs` engine ms per log ms.
  */
 export function loggedQueueWait(
   log: readonly DecisionRecord[],
   fromEpochMs: number,
   untilEpochMs: number,
-  scale = 1,
+  o: { engineMsPerLogMs?: number; logMsPerRealMs?: number } = {},
 ): Percentiles {
+  const toEngine = o.engineMsPerLogMs ?? 1;
+  const toReal = 1 / (o.logMsPerRealMs ?? 1);
   const h = new LatencyHistogram();
   for (const r of log) {
     if (r.queued_ms === null || r.decision === 'bypass') continue;
     const at = Date.parse(r.time);
-    if (at < fromEpochMs || at + r.duration_ms > untilEpochMs) continue;
-    h.add(r.queued_ms * scale);
+    if (at < fromEpochMs || at + r.duration_ms * toReal > untilEpochMs) continue;
+    h.add(r.queued_ms * toEngine);
   }
   return percentiles(h);
 }

@@ -38,7 +38,7 @@ export const FIDELITY_TARGETS = { goodput: 0.05, sheds: 0.05, ttft_p95: 0.15 } a
 export interface FidelityOptions {
   /** Run this share of the scenario (rates kept). @default 1 */
   durationScale?: number;
-  /** Engine ms per real ms of the real run (>= 1). @default 1 */
+  /** Engine ms per real ms of the real run (>= 0.05; below 1 is slow motion). @default 1 */
   timeScale?: number;
   /** Overrides the scenario's seed (both runs). */
   seed?: number;
@@ -62,9 +62,15 @@ async function prime(
   const prepared = await prepareLoad(compressed, { seed: o.seed + 1 });
   const engines = await startEngines(specs, { timeScale: o.timeScale, seed: o.seed + 1 });
   try {
-    const gate = await startRealGate(compressed, engines);
+    const gate = await startRealGate(compressed, engines, { engineTimeScale: o.timeScale });
     try {
-      await runLoad({ ...prepared, endMs: Math.min(prepared.endMs, o.ms), warmupMs: 0, target: gate.target });
+      await runLoad({
+        ...prepared,
+        endMs: Math.min(prepared.endMs, o.ms),
+        warmupMs: 0,
+        target: gate.target,
+        engineTimeScale: o.timeScale,
+      });
       await gate.waitIdle(2000);
     } finally {
       await gate.close();
@@ -129,7 +135,8 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
   // TTFT as a client sees it on both sides: the driver sees a non-streamed answer only whole.
   const simulated = await runScenario(sc, { seed, sink: simSink, clientTtft: true });
 
-  const comp = compressScenario(sc, ts);
+  // The proxy's gate runs on the engines' clock, as the simulated gate does.
+  const comp = compressScenario(sc, ts, { gateOnEngineClock: true });
   notes.push(...comp.notes);
   const { specs, notes: engineNotes } = engineSpecs(sc);
   notes.push(...engineNotes);
@@ -150,13 +157,19 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
   const wall0 = performance.now();
   let engineLag = 0;
   try {
-    const gate = await startRealGate(comp.scenario, engines, { decisionLog: log });
+    const gate = await startRealGate(comp.scenario, engines, { decisionLog: log, engineTimeScale: ts });
     notes.push(...gate.warnings);
     try {
       say(`real run: ${specs.length} emulated engine(s) at time scale ${ts}, ${comp.scenario.duration_s} s`);
       realSink = new MemorySink(true);
       epochStart = Date.now() + startDelayMs;
-      raw = await runLoad({ ...prepared, target: gate.target, sink: realSink, startDelayMs });
+      raw = await runLoad({
+        ...prepared,
+        target: gate.target,
+        sink: realSink,
+        startDelayMs,
+        engineTimeScale: ts,
+      });
       after = await gate.waitIdle(5000);
     } finally {
       await gate.close();
@@ -172,7 +185,9 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
     log.records,
     epochStart + prepared.warmupMs,
     epochStart + prepared.endMs,
-    ts,
+    {
+      logMsPerRealMs: ts,
+    },
   );
   const simTtftS = streamedTtft(simSink.requests, sc.warmup_s * 1000);
   const realTtftS = streamedTtft(realSink.requests, prepared.warmupMs, ts);
