@@ -8,7 +8,11 @@ import type { Socket } from 'node:net';
 import { buildConnector, Pool } from 'undici';
 import type { AcceptValve } from './accept-valve.js';
 
-/** Idle time after which a pooled backend socket is closed, in ms (below Node's 5 s server keep-alive). */
+/**
+ * Longest idle time of a pooled backend socket, in ms (below Node's 5 s
+ * server keep-alive). undici closes it sooner, 2 s before the endpoint's own
+ * `Keep-Alive: timeout`, when the endpoint announces one.
+ */
 export const BACKEND_IDLE_MS = 4_000;
 
 /** Where a request goes. */
@@ -26,7 +30,10 @@ export interface Target {
  */
 const staleErrors = new WeakSet<Error>();
 
-/** Whether `err` ended a request on a reused socket (reset, broken pipe, or closed by the other side). */
+/**
+ * Whether `err` ended a request on a reused socket: reset or broken pipe, or
+ * closed by the other side, on a socket that had already read bytes.
+ */
 export function onReusedSocket(err: Error): boolean {
   if (staleErrors.has(err)) return true;
   const info = (err as { socket?: { bytesRead?: number } }).socket;
@@ -45,8 +52,8 @@ export class BackendPools {
         if (socket) {
           valve.track(socket as Socket);
           // Runs before undici's own listener: marks errors of sockets that already answered.
-          socket.on('error', (e: Error) => {
-            if (socket.bytesRead > 0) staleErrors.add(e);
+          socket.on('error', (e: NodeJS.ErrnoException) => {
+            if (socket.bytesRead > 0 && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) staleErrors.add(e);
           });
         }
         (cb as (e: Error | null, s: typeof socket) => void)(err, socket);
