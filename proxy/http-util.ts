@@ -1,50 +1,14 @@
 /**
- * Header plumbing shared by both protocols: hop-by-hop filtering (RFC 9110
- * §7.6.1), the h2 rules (no connection-specific headers), and small writers
- * over HTTP/1.1 and HTTP/2 compat responses.
+ * Header plumbing shared by both protocols: the h2 rules (no
+ * connection-specific headers) and small writers over HTTP/1.1 and HTTP/2
+ * compat responses. (Hop-by-hop filtering of a backend leg's heads is in
+ * `leg-headers.ts`.)
  */
 import type http from 'node:http';
 import type { AnyResponse } from './listener.js';
 
 /** Header values as Node carries them. */
 export type HeaderMap = Record<string, string | string[] | number | undefined>;
-
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'http2-settings',
-  'expect',
-  'host',
-]);
-
-/** Copies headers without hop-by-hop ones, those named by Connection, and h2 pseudo-headers. */
-export function endToEnd(h: Readonly<HeaderMap>): HeaderMap {
-  const named = new Set<string>();
-  const conn = h.connection;
-  if (typeof conn === 'string') for (const t of conn.split(',')) named.add(t.trim().toLowerCase());
-  const out: HeaderMap = {};
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined) continue;
-    const lk = k.toLowerCase();
-    if (lk.startsWith(':') || HOP_BY_HOP.has(lk) || named.has(lk)) continue;
-    out[lk] = v;
-  }
-  return out;
-}
-
-/** Sets `name` (case-insensitively replacing any header of that name). */
-export function replaceHeader(h: HeaderMap, name: string, value: string): void {
-  const ln = name.toLowerCase();
-  for (const k of Object.keys(h)) if (k.toLowerCase() === ln) delete h[k];
-  h[name] = value;
-}
 
 /** Writes a response head; on h2 connection-specific headers are dropped. */
 export function writeHead(
