@@ -40,6 +40,8 @@ export interface SmgProxyOptions {
   decisionLog?: DecisionSink | null;
   monitor?: Partial<MonitorOptions>;
   limits?: Partial<ClientLimits>;
+  /** Clock ms per real ms of the gate's clock (see `ProxyOptions.timeScale`). @default 1 */
+  timeScale?: number;
 }
 
 /** Parses a worker URL into a target; throws naming the URL. */
@@ -121,7 +123,7 @@ class SmgDialect implements Dialect {
 
 /** The SMG-shaped gateway. */
 export class SmgProxy {
-  readonly clock = new RealClock();
+  readonly clock: RealClock;
   readonly smg: SmgGate;
   readonly valve: AcceptValve;
   /** The pooled clients to the endpoints. */
@@ -134,6 +136,7 @@ export class SmgProxy {
   constructor(o: SmgProxyOptions) {
     const workers = o.workerUrls.map(workerTarget);
     if (workers.length === 0) throw new Error('--worker-urls: at least one worker is required');
+    this.clock = new RealClock(o.timeScale ?? 1);
     this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
     this.pools = new BackendPools(this.valve);

@@ -1,12 +1,14 @@
 /**
  * The real gate on loopback for a cliff or fidelity run: the proxy (`LoxiProxy`, in this process)
  * with the scenario's rule rewritten to 127.0.0.1 and pointed at emulated engines, configured and
- * switched between modes through its management API, read back through its `/metrics`.
+ * switched between modes through its management API, read back through its `/metrics`; or, for
+ * an SMG-dialect scenario, the SMG-shaped gateway (`SmgProxy`) with the scenario's settings.
  */
 import net from 'node:net';
 import type { DecisionSink } from '../../proxy/decision-log.js';
 import { LoxiProxy } from '../../proxy/proxy.js';
-import type { Scenario } from '../../sim/scenario/resolve.js';
+import { SmgProxy } from '../../proxy/smg-proxy.js';
+import type { Scenario, SmgGate as SmgSection } from '../../sim/scenario/resolve.js';
 import type { LiveEngine } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';
 
@@ -80,8 +82,11 @@ export async function startRealGate(
   } = {},
 ): Promise<RealGate> {
   const g = scenario.gate;
-  if (g.dialect !== 'loxilb')
-    throw new UnsupportedScenarioError('the SMG dialect is not supported here: use a loxilb gate');
+  if (g.dialect !== 'loxilb') {
+    if (o.mode !== undefined)
+      throw new UnsupportedScenarioError('the SMG dialect has no gate modes: use a loxilb gate for a cliff');
+    return startSmgGate(g.smg, engines, o);
+  }
   const warnings: string[] = [];
   const telemetry = scenario.telemetry as { scrape_interval_s?: number };
   const proxy = new LoxiProxy({
@@ -163,6 +168,63 @@ export async function startRealGate(
       return last;
     },
     warnings,
+    close: () => proxy.close(),
+  };
+}
+
+/**
+ * The SMG-shaped gateway (`sluice proxy --smg`) in front of the engines, on 127.0.0.1 and a free
+ * port, with the scenario's SMG settings. It has no modes and no admin API: `setMode` refuses,
+ * `admin` is the gateway itself (its `/metrics`), and the gauges are read in process.
+ */
+async function startSmgGate(
+  s: SmgSection['smg'],
+  engines: readonly LiveEngine[],
+  o: { decisionLog?: DecisionSink; engineTimeScale?: number },
+): Promise<RealGate> {
+  const port = await freePort();
+  const proxy = new SmgProxy({
+    settings: {
+      max_concurrent_requests: s.max_concurrent_requests,
+      queue_size: s.queue_size,
+      queue_timeout_secs: s.queue_timeout_secs,
+      ...(s.rate_limit_tokens_per_second === undefined
+        ? {}
+        : { rate_limit_tokens_per_second: s.rate_limit_tokens_per_second }),
+    },
+    workerUrls: engines.map((e) => e.url),
+    host: '127.0.0.1',
+    port,
+    env: {},
+    decisionLog: o.decisionLog ?? null,
+    monitor: { healthIntervalMs: 1000 },
+    ...(o.engineTimeScale === undefined ? {} : { timeScale: o.engineTimeScale }),
+  });
+  await proxy.start();
+  const target = `http://127.0.0.1:${port}`;
+  const gauges = async () => {
+    const p = proxy.smg.pool;
+    const a = proxy.smg.anomalies;
+    return { inflight: p.inflight, queued: p.queue.length, anomalies: a.underflow + a.unknown_permit };
+  };
+  return {
+    target,
+    admin: target,
+    rule: () => ({ serviceArguments: {}, endpoints: engines.map((e) => e.url) }),
+    setMode: async () => {
+      throw new UnsupportedScenarioError('the SMG dialect has no gate modes');
+    },
+    gauges,
+    async waitIdle(timeoutMs) {
+      const until = performance.now() + timeoutMs;
+      let last = await gauges();
+      while ((last.inflight > 0 || last.queued > 0) && performance.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        last = await gauges();
+      }
+      return last;
+    },
+    warnings: [],
     close: () => proxy.close(),
   };
 }

@@ -3,7 +3,8 @@
  * engine behind the gate, ceiling 8, depth 8) at duration scale 0.1 and time scale 10: 30 s of
  * engine time in about 3 s, on loopback. Asserts the structure (both runs complete, the JSON keys,
  * the same arrivals, nothing left in flight, no anomalies) and only the targets that hold reliably
- * on a loaded 2-core machine; the measured differences are printed.
+ * on a loaded 2-core machine; the measured differences are printed. A second short run goes
+ * through the SMG-shaped gateway (LLM engines, 6 s).
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { checkSchedule, relDiff } from './compare.js';
 import { runFidelity } from './fidelity.js';
 
 const MMCK = fileURLToPath(new URL('../../scenarios/mmck-check.yaml', import.meta.url));
+const SMG = fileURLToPath(new URL('../../scenarios/smg-dialect.yaml', import.meta.url));
 
 describe('relDiff', () => {
   it('is signed (real - simulated) / simulated', () => {
@@ -89,6 +91,31 @@ describe('a short real comparison (loopback, time scale 10)', () => {
         ttft_p50: r.ttft_p50_rel_diff,
         ttft_p95: r.ttft_p95_rel_diff,
         queue_wait_p95: r.queue_wait_p95_rel_diff,
+        wall_s: r.real_run.wall_s,
+      }),
+    );
+  }, 40_000);
+});
+
+describe('a short real comparison through the SMG-shaped gateway', () => {
+  it('runs an SMG-dialect scenario (LLM engines, streamed) on the same arrivals with nothing left behind', async () => {
+    const r = await runFidelity(await loadScenario(SMG), { durationScale: 0.05, timeScale: 1 });
+    expect(r.schedule_check.equal).toBe(true);
+    expect(r.real.dialect).toBe('smg');
+    expect(r.real.offered).toBe(r.simulated.offered);
+    expect(r.real.conservation_ok).toBe(true);
+    expect(r.real.outcomes.completed).toBeGreaterThan(30);
+    expect(r.real.outcomes.failed ?? 0).toBe(0);
+    expect(r.real_run.inflight_after).toBe(0);
+    expect(r.real_run.queued_after).toBe(0);
+    expect(r.real_run.anomalies).toBe(0);
+    // About 170 requests in 6 s: a loose bound (the measured runs are in docs/cliff-and-fidelity.md).
+    expect(Math.abs(r.goodput_rel_diff ?? 1)).toBeLessThanOrEqual(0.15);
+    console.log(
+      'fidelity smg-dialect x0.05 @1:',
+      JSON.stringify({
+        goodput: r.goodput_rel_diff,
+        ttft_p95: r.ttft_p95_rel_diff,
         wall_s: r.real_run.wall_s,
       }),
     );
