@@ -34,6 +34,19 @@ export interface RealGate {
   close(): Promise<void>;
 }
 
+type Gauges = Awaited<ReturnType<RealGate['gauges']>>;
+
+/** Polls `gauges` every 50 ms until nothing is in flight or queued, or `timeoutMs` passes; returns the last reading. */
+async function waitIdle(gauges: () => Promise<Gauges>, timeoutMs: number): Promise<Gauges> {
+  const until = performance.now() + timeoutMs;
+  let last = await gauges();
+  while ((last.inflight > 0 || last.queued > 0) && performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    last = await gauges();
+  }
+  return last;
+}
+
 /** A free TCP port on 127.0.0.1 (the rule needs a real port: 0 is out of its bounds). */
 export async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -158,15 +171,7 @@ export async function startRealGate(
       return post(rule);
     },
     gauges,
-    async waitIdle(timeoutMs) {
-      const until = performance.now() + timeoutMs;
-      let last = await gauges();
-      while ((last.inflight > 0 || last.queued > 0) && performance.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        last = await gauges();
-      }
-      return last;
-    },
+    waitIdle: (timeoutMs) => waitIdle(gauges, timeoutMs),
     warnings,
     close: () => proxy.close(),
   };
@@ -215,15 +220,7 @@ async function startSmgGate(
       throw new UnsupportedScenarioError('the SMG dialect has no gate modes');
     },
     gauges,
-    async waitIdle(timeoutMs) {
-      const until = performance.now() + timeoutMs;
-      let last = await gauges();
-      while ((last.inflight > 0 || last.queued > 0) && performance.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        last = await gauges();
-      }
-      return last;
-    },
+    waitIdle: (timeoutMs) => waitIdle(gauges, timeoutMs),
     warnings: [],
     close: () => proxy.close(),
   };
