@@ -8,6 +8,7 @@ import net from 'node:net';
 import type { DecisionSink } from '../../proxy/decision-log.js';
 import { LoxiProxy } from '../../proxy/proxy.js';
 import { SmgProxy } from '../../proxy/smg-proxy.js';
+import { smgSettingsOf } from '../../sim/run/admission.js';
 import type { Scenario, SmgGate as SmgSection } from '../../sim/scenario/resolve.js';
 import type { LiveEngine } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';
@@ -189,14 +190,7 @@ async function startSmgGate(
 ): Promise<RealGate> {
   const port = await freePort();
   const proxy = new SmgProxy({
-    settings: {
-      max_concurrent_requests: s.max_concurrent_requests,
-      queue_size: s.queue_size,
-      queue_timeout_secs: s.queue_timeout_secs,
-      ...(s.rate_limit_tokens_per_second === undefined
-        ? {}
-        : { rate_limit_tokens_per_second: s.rate_limit_tokens_per_second }),
-    },
+    settings: smgSettingsOf(s),
     workerUrls: engines.map((e) => e.url),
     host: '127.0.0.1',
     port,

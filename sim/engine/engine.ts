@@ -146,6 +146,8 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #reused: { outcome: Mutable<StepOutcome<R>>; batch: Mutable<BatchInfo> } | null;
   /** The planned run of uneventful steps, with `runAhead`. */
   readonly #ahead: RunAhead | null;
+  /** {@link VllmEngine.#stepDurationMs}, bound once (planning runs after most passes). */
+  readonly #duration = (shape: BatchShape, startMs: number): number => this.#stepDurationMs(shape, startMs);
 
   constructor(config: VllmEngineConfig) {
     const l = config.limits;
@@ -498,7 +500,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       this.#kv.freeBlocks,
       shape.contextTokens,
       nowMs + durationMs,
-      (s, t) => this.#stepDurationMs(s, t),
+      this.#duration,
     );
   }
 

@@ -9,7 +9,7 @@ import { REASON_INDEX } from '../../gate/decisions.js';
 import { Gate } from '../../gate/gate.js';
 import type { AdmissionRequest, Anomalies, Decision, GateHost, Pool, Ticket } from '../../gate/pool.js';
 import { parseRule } from '../../gate/rule.js';
-import { SMG_RETRY_AFTER_S, SmgGate, smgResponse } from '../../gate/smg.js';
+import { SMG_RETRY_AFTER_S, SmgGate, type SmgSettings, smgResponse } from '../../gate/smg.js';
 import type { LoxilbGate, SmgGate as SmgSection } from '../scenario/resolve.js';
 
 /** What a client sees of a refusal: status, error code, Retry-After and the jitter hint. */
@@ -105,19 +105,20 @@ function loxilbAdmission(section: LoxilbGate, clock: Clock, host: GateHost): Adm
   };
 }
 
+/** A scenario's SMG section as the settings `SmgGate` (and `SmgProxy`) take. */
+export function smgSettingsOf(s: SmgSection['smg']): SmgSettings {
+  return {
+    max_concurrent_requests: s.max_concurrent_requests,
+    queue_size: s.queue_size,
+    queue_timeout_secs: s.queue_timeout_secs,
+    ...(s.rate_limit_tokens_per_second === undefined
+      ? {}
+      : { rate_limit_tokens_per_second: s.rate_limit_tokens_per_second }),
+  };
+}
+
 function smgAdmission(section: SmgSection, clock: Clock, host: GateHost): Admission {
-  const s = section.smg;
-  const smg = new SmgGate(
-    {
-      max_concurrent_requests: s.max_concurrent_requests,
-      queue_size: s.queue_size,
-      queue_timeout_secs: s.queue_timeout_secs,
-      ...(s.rate_limit_tokens_per_second === undefined
-        ? {}
-        : { rate_limit_tokens_per_second: s.rate_limit_tokens_per_second }),
-    },
-    { clock, host },
-  );
+  const smg = new SmgGate(smgSettingsOf(section.smg), { clock, host });
   return {
     clientView: (r) => {
       const v = smgResponse(r);
