@@ -29,7 +29,9 @@
  * BENCH_PROXY_RPS_CONNECTIONS (requests/s phase, default 256: enough to
  * saturate every relay; fewer leave the closed loop latency-bound),
  * BENCH_PROXY_NODE_FLAGS (extra node flags of the proxy and bare-relay
- * children, space-separated, e.g. `--single-threaded-gc`).
+ * children, space-separated, e.g. `--single-threaded-gc`),
+ * BENCH_PROXY_STDOUT=FILE (the proxy child's stdout appended to FILE, e.g.
+ * with BENCH_PROXY_NODE_FLAGS=--trace-gc).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -119,10 +121,15 @@ async function main(): Promise<void> {
     ...sutFlags,
     ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : []),
   ];
+  const proxyStdout = process.env.BENCH_PROXY_STDOUT;
   const c: Ctx = {
     engine: new Child('engine', 'engine-child.ts', { cpu: loadCpu }),
     loadgen: new Child('loadgen', 'loadgen-child.ts', { cpu: loadCpu }),
-    proxy: new Child('proxy', 'proxy-child.ts', { cpu: sutCpu, nodeFlags: proxyFlags }),
+    proxy: new Child('proxy', 'proxy-child.ts', {
+      cpu: sutCpu,
+      nodeFlags: proxyFlags,
+      ...(proxyStdout ? { stdoutFile: proxyStdout } : {}),
+    }),
     relay: new Child('relay', 'relay-child.ts', { cpu: sutCpu, nodeFlags: sutFlags }),
     ha: { p: null },
     haVersion,

@@ -3,7 +3,7 @@
  * the spawning of the benchmark's children (pinned to a CPU when asked).
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -95,12 +95,13 @@ export class Child {
   constructor(
     readonly name: string,
     file: string,
-    opts: { cpu: number | null; nodeFlags?: string[]; argv?: string[] },
+    opts: { cpu: number | null; nodeFlags?: string[]; argv?: string[]; stdoutFile?: string },
   ) {
     this.proc = fork(path.join(HERE, file), opts.argv ?? [], {
       cwd: ROOT,
       execArgv: ['--import', 'tsx', ...(opts.nodeFlags ?? [])],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      // stdout is dropped, or appended to `stdoutFile` (e.g. the lines of --trace-gc)
+      stdio: ['ignore', opts.stdoutFile ? openSync(opts.stdoutFile, 'a') : 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
       detached: true,
     });

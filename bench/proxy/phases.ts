@@ -126,7 +126,7 @@ const fmtCpu = (s: CpuShare) =>
     .join(', ');
 
 const fmtLoop = (l: LoopStats) =>
-  `late p50 ${l.late_p50_ms} p99 ${l.late_p99_ms} max ${l.late_max_ms} ms, gc ${l.gc_count} pauses ${l.gc_total_ms} ms (full ${l.gc_major_ms}) max ${l.gc_max_ms} ms`;
+  `late p50 ${l.late_p50_ms} p99 ${l.late_p99_ms} max ${l.late_max_ms} ms, gc ${l.gc_count} pauses ${l.gc_total_ms} ms (full ${l.gc_major_ms}; ${l.gc_minor_count} scavenges, max ${l.gc_minor_max_ms}) max ${l.gc_max_ms} ms`;
 
 // ---------------------------------------------------------------- latency
 

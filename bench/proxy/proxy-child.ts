@@ -59,13 +59,19 @@ let gcCount = 0;
 let gcTotalMs = 0;
 let gcMaxMs = 0;
 let gcMajorMs = 0;
+let gcMinorCount = 0;
+let gcMinorMaxMs = 0;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     gcCount++;
     gcTotalMs += e.duration;
     gcMaxMs = Math.max(gcMaxMs, e.duration);
-    if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
-      gcMajorMs += e.duration;
+    const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcMajorMs += e.duration;
+    else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+      gcMinorCount++;
+      gcMinorMaxMs = Math.max(gcMinorMaxMs, e.duration);
+    }
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -92,6 +98,9 @@ export interface LoopStats {
   gc_max_ms: number;
   /** Of gc_total_ms, the full (mark-compact) collections. */
   gc_major_ms: number;
+  /** Of gc_count, the scavenges (young generation), and the longest of them (ms). */
+  gc_minor_count: number;
+  gc_minor_max_ms: number;
 }
 
 async function freePort(): Promise<number> {
@@ -166,12 +175,16 @@ serve({
       gc_total_ms: Math.round(gcTotalMs * 100) / 100,
       gc_max_ms: Math.round(gcMaxMs * 100) / 100,
       gc_major_ms: Math.round(gcMajorMs * 100) / 100,
+      gc_minor_count: gcMinorCount,
+      gc_minor_max_ms: Math.round(gcMinorMaxMs * 100) / 100,
     };
     delay.reset();
     gcCount = 0;
     gcTotalMs = 0;
     gcMaxMs = 0;
     gcMajorMs = 0;
+    gcMinorCount = 0;
+    gcMinorMaxMs = 0;
     if (inspector && heapSampleFile)
       inspector.post('HeapProfiler.getSamplingProfile', (err, r) => {
         if (!err) writeFileSync(heapSampleFile, JSON.stringify(r.profile));
