@@ -7,10 +7,12 @@
  * observed on the way. One object per leg; no closures per request.
  */
 import type http from 'node:http';
+import type net from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type AdmissionHeaderValues, admissionHeaders } from '../gate/index.js';
 import { type BackendPools, onReusedSocket, type Target } from './backend-pools.js';
+import { directSocket, writeFramedChunk } from './chunked-writer.js';
 import type { Exchange } from './exchange.js';
 import { endResponse, writeChunk, writeHead } from './http-util.js';
 import { backendRequestHead, clientResponseHead, flatToMap } from './leg-headers.js';
@@ -56,6 +58,8 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   readonly #tail = new UsageTail();
   #resume: (() => void) | null = null;
   #onDrain: (() => void) | null = null;
+  /** The HTTP/1.1 response, whose chunks may be framed on its socket directly (null on h2). */
+  #h1: http.ServerResponse | null = null;
   /** Bytes of a streamed request body so far. */
   #sent = 0;
 
@@ -119,7 +123,10 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
       expose === null ? null : lowerCased(admissionHeaders(expose)),
     );
     if (ex.protocol === 'h2') writeHead(ex.res, 'h2', status, flatToMap(head));
-    else (ex.res as http.ServerResponse).writeHead(status, head);
+    else {
+      this.#h1 = ex.res as http.ServerResponse;
+      this.#h1.writeHead(status, head);
+    }
     if (eventStream) this.#watch = new FirstDataWatch();
     return true;
   }
@@ -128,15 +135,20 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
     if (this.#done) return true;
     const ex = this.ex;
     const w = this.#watch;
-    let ok: boolean;
-    if (w !== null && !w.found && w.feed(chunk)) {
-      ok = writeChunk(ex.res, chunk);
-      this.cx.owner.legFirstData(ex);
-    } else ok = writeChunk(ex.res, chunk);
+    // After the head went out (with the first chunk), HTTP/1.1 chunks are framed on the socket here.
+    const sock: net.Socket | null = this.#h1 === null ? null : directSocket(this.#h1);
+    const ok = sock === null ? writeChunk(ex.res, chunk) : writeFramedChunk(sock, chunk);
+    if (w !== null && !w.found && w.feed(chunk)) this.cx.owner.legFirstData(ex);
     this.#tail.feed(chunk);
     if (ok) return true;
-    this.#onDrain ??= () => this.#resume?.();
-    (ex.res as AnyResponse & { once(e: 'drain', f: () => void): unknown }).once('drain', this.#onDrain);
+    this.#onDrain ??= () => {
+      if (!this.#done) this.#resume?.();
+    };
+    // A direct write waits for the socket's drain, a res.write for the response's.
+    (sock ?? (ex.res as AnyResponse & { once(e: 'drain', f: () => void): unknown })).once(
+      'drain',
+      this.#onDrain,
+    );
     return false;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { FirstDataWatch, UsageTail } from './sse.js';
+import { FirstDataWatch, USAGE_TAIL_BYTES, UsageTail } from './sse.js';
 
 describe('SSE watch', () => {
   test('finds the first data field across chunk boundaries, not inside a line', () => {
@@ -26,5 +26,20 @@ describe('SSE watch', () => {
       Buffer.from('{"prompt_tokens":4,"completion_tokens":2} {"prompt_tokens":null,"completion_tokens":"x"}'),
     );
     expect(u.usage()).toEqual({ prompt: 4, output: 2 });
+  });
+
+  test('keeps exactly the last USAGE_TAIL_BYTES across many small chunks that wrap the ring', () => {
+    const t = new UsageTail();
+    // An old usage object that scrolls out of the tail, then one split across chunks at the wrap.
+    t.feed(Buffer.from('{"usage":{"prompt_tokens":1,"completion_tokens":1}}'));
+    for (let i = 0; i < 50; i++) t.feed(Buffer.from(`data: ${'p'.repeat(90)}\n\n`));
+    const last = '{"usage":{"prompt_tokens":77,"completion_tokens":88}}';
+    for (const c of last) t.feed(Buffer.from(c));
+    expect(t.usage()).toEqual({ prompt: 77, output: 88 });
+    const u = new UsageTail();
+    u.feed(Buffer.from(`{"prompt_tokens":5,"completion_tokens":6}${'q'.repeat(USAGE_TAIL_BYTES - 20)}`));
+    expect(u.usage()).toEqual({ prompt: null, output: null });
+    u.feed(Buffer.alloc(0));
+    expect(new UsageTail().usage()).toEqual({ prompt: null, output: null });
   });
 });

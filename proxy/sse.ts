@@ -44,26 +44,43 @@ export const USAGE_TAIL_BYTES = 4096;
 
 /**
  * Keeps the last bytes of a body and reads `usage` token counts from them.
- * Chunks are kept by reference (no copy per chunk) until enough newer ones
- * cover USAGE_TAIL_BYTES; they are joined only when `usage()` is read.
+ * The bytes are copied into one ring of USAGE_TAIL_BYTES, allocated at the
+ * first chunk: the relayed chunks themselves are not kept, so they die young
+ * instead of surviving the stream (and being promoted by the GC).
  */
 export class UsageTail {
-  readonly #chunks: Buffer[] = [];
-  /** Bytes in #chunks. */
-  #bytes = 0;
+  #ring: Buffer | null = null;
+  /** Next write offset in #ring. */
+  #at = 0;
+  /** The ring has been filled once (its oldest byte is at #at). */
+  #wrapped = false;
 
   feed(chunk: Buffer): void {
-    this.#chunks.push(chunk);
-    this.#bytes += chunk.length;
-    while (this.#bytes - this.#chunks[0]!.length >= USAGE_TAIL_BYTES)
-      this.#bytes -= this.#chunks.shift()!.length;
+    const n = chunk.length;
+    if (n === 0) return;
+    if (this.#ring === null) this.#ring = Buffer.allocUnsafeSlow(USAGE_TAIL_BYTES);
+    const r = this.#ring;
+    // Byte by byte: no view objects per chunk (SSE chunks are a few hundred bytes).
+    let at = this.#at;
+    for (let i = n > USAGE_TAIL_BYTES ? n - USAGE_TAIL_BYTES : 0; i < n; i++) {
+      r[at] = chunk[i]!;
+      if (++at === USAGE_TAIL_BYTES) {
+        at = 0;
+        this.#wrapped = true;
+      }
+    }
+    this.#at = at;
   }
 
   /** The last prompt_tokens / completion_tokens seen, or nulls. */
   usage(): { prompt: number | null; output: number | null } {
-    const c = this.#chunks;
-    let all = c.length === 1 ? c[0]! : Buffer.concat(c);
-    if (all.length > USAGE_TAIL_BYTES) all = all.subarray(all.length - USAGE_TAIL_BYTES);
+    const r = this.#ring;
+    if (r === null) return { prompt: null, output: null };
+    const all = !this.#wrapped
+      ? r.subarray(0, this.#at)
+      : this.#at === 0
+        ? r
+        : Buffer.concat([r.subarray(this.#at), r.subarray(0, this.#at)]);
     return {
       prompt: lastCount(all, '"prompt_tokens"', /"prompt_tokens"\s*:\s*(\d+)/g),
       output: lastCount(all, '"completion_tokens"', /"completion_tokens"\s*:\s*(\d+)/g),
