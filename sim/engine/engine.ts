@@ -142,8 +142,17 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   #tokens: R[] = NONE;
   #firstTokens: R[] = NONE;
   #finished: FinishedRequest<R>[] = NONE;
-  /** With `reuseOutcome`, the objects every step refills. */
-  readonly #reused: { outcome: Mutable<StepOutcome<R>>; batch: Mutable<BatchInfo> } | null;
+  /**
+   * With `reuseOutcome`, the objects every step refills: the outcome, its batch, its lists of
+   * first tokens and finished requests, and the finished entries (a pool that only grows).
+   */
+  readonly #reused: {
+    outcome: Mutable<StepOutcome<R>>;
+    batch: Mutable<BatchInfo>;
+    firstTokens: R[];
+    finished: Mutable<FinishedRequest<R>>[];
+    finishedPool: Mutable<FinishedRequest<R>>[];
+  } | null;
   /** The planned run of uneventful steps, with `runAhead`. */
   readonly #ahead: RunAhead | null;
   /** {@link VllmEngine.#stepDurationMs}, bound once (planning runs after most passes). */
@@ -161,7 +170,15 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     this.#generatedBefore = this.#role === 'decode' ? 1 : 0;
     this.#reportTokens = config.reportTokens ?? true;
     this.#histograms = config.histograms ?? true;
-    this.#reused = config.reuseOutcome ? { outcome: emptyOutcome<R>(), batch: emptyBatchInfo() } : null;
+    this.#reused = config.reuseOutcome
+      ? {
+          outcome: emptyOutcome<R>(),
+          batch: emptyBatchInfo(),
+          firstTokens: [],
+          finished: [],
+          finishedPool: [],
+        }
+      : null;
     if (config.runAhead && (this.#reportTokens || this.#histograms || config.jitter !== undefined)) {
       throw new RangeError('runAhead needs reportTokens and histograms off and no jitter');
     }
@@ -462,7 +479,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   #firstToken(seq: Seq<R>, nowMs: number): void {
     const m = this.#metrics;
     seq.firstTokenMs = nowMs;
-    if (this.#firstTokens === NONE) this.#firstTokens = [];
+    if (this.#firstTokens === NONE) this.#firstTokens = this.#freshList(this.#reused?.firstTokens);
     this.#firstTokens.push(seq.request);
     m.promptTokens += seq.request.promptTokens;
     if (this.#histograms) m.ttft.observe((nowMs - seq.arrivalMs) / 1000);
@@ -481,8 +498,30 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     } else {
       this.#metrics.requestSuccess[reason]++;
     }
-    if (this.#finished === NONE) this.#finished = [];
-    this.#finished.push({ request: seq.request, reason, emittedTokens: seq.emittedTokens });
+    const r = this.#reused;
+    if (r === null) {
+      if (this.#finished === NONE) this.#finished = [];
+      this.#finished.push({ request: seq.request, reason, emittedTokens: seq.emittedTokens });
+      return;
+    }
+    if (this.#finished === NONE) this.#finished = this.#freshList(r.finished);
+    const k = this.#finished.length;
+    let entry = r.finishedPool[k];
+    if (entry === undefined) {
+      entry = { request: seq.request, reason, emittedTokens: 0 };
+      r.finishedPool.push(entry);
+    }
+    entry.request = seq.request;
+    entry.reason = reason;
+    entry.emittedTokens = seq.emittedTokens;
+    r.finished.push(entry);
+  }
+
+  /** The reused `list` emptied, or a new list without `reuseOutcome`. */
+  #freshList<T>(list: T[] | undefined): T[] {
+    if (list === undefined) return [];
+    list.length = 0;
+    return list;
   }
 
   /**

@@ -67,7 +67,10 @@ export interface LifecycleOptions {
   retryRng: RandomFn;
   /** Makes the next attempt of a request. */
   nextAttempt: (prev: RequestDescriptor, atMs: number) => RequestDescriptor;
-  /** Receives every ended attempt's record. */
+  /**
+   * Receives every ended attempt's record. The object is reused for the next record: it is
+   * valid only during the call (copy it to keep it).
+   */
   record: (r: RequestRecord) => void;
   /** A logical request ended for good (no retry follows): closed-loop users think, then send again. */
   logicalEnd: (d: RequestDescriptor, nowMs: number) => void;
@@ -95,6 +98,31 @@ export interface RunObserver {
 export class Lifecycle implements GateHost {
   readonly #o: LifecycleOptions;
   readonly #live = new Set<Attempt>();
+  /** The record every ended attempt's fields are written into (see `LifecycleOptions.record`). */
+  readonly #record: RequestRecord = {
+    id: '',
+    logical_id: '',
+    attempt: 0,
+    tenant: '',
+    sent_ms: 0,
+    protocol: 'http1',
+    stream: false,
+    pd: false,
+    inference: false,
+    prompt_tokens: 0,
+    output_tokens: 0,
+    decision: 'admit',
+    outcome: 'completed',
+    status: 0,
+    error: '',
+    endpoint: '',
+    queue_wait_ms: '',
+    ttft_ms: '',
+    e2e_ms: '',
+    good: false,
+    generated_tokens: 0,
+    wasted_tokens: 0,
+  };
   #rr = 0;
   /** Nodes by endpoint id (the first of each id, as a search in order finds). */
   readonly #nodeById = new Map<string, EngineNode>();
@@ -409,7 +437,7 @@ export class Lifecycle implements GateHost {
   }
 
   /**
-   * The record of an attempt ending at `now`.
+   * The record of an attempt ending at `now`, written into the reused record.
    * @param wasted the client left while it executed: its output went to nobody
    * @param clientLeft the client left: it received no output
    */
@@ -434,29 +462,29 @@ export class Lifecycle implements GateHost {
       (d.deadlineMs === undefined || now <= d.deadlineMs);
     const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
     const generated = generatedTokens(a);
-    return {
-      id: a.engineId,
-      logical_id: String(d.logicalId),
-      attempt: d.attempt,
-      tenant: d.tenant ?? KEYLESS_LABEL,
-      sent_ms: round3(d.sentAtMs),
-      protocol: d.protocol,
-      stream: d.stream,
-      pd: d.pd,
-      inference: d.inference,
-      prompt_tokens: d.promptTokens,
-      output_tokens: d.outputTokens,
-      decision: a.decision,
-      outcome,
-      status,
-      error,
-      endpoint: a.node?.endpoint.id ?? '',
-      queue_wait_ms: a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '',
-      ttft_ms: firstTokenAtMs >= 0 ? round3(firstTokenAtMs - d.sentAtMs) : '',
-      e2e_ms: completed ? round3(now - d.sentAtMs) : '',
-      good,
-      generated_tokens: clientLeft && !completed ? 0 : generated,
-      wasted_tokens: wasted ? generated : 0,
-    };
+    const r = this.#record;
+    r.id = a.engineId;
+    r.logical_id = String(d.logicalId);
+    r.attempt = d.attempt;
+    r.tenant = d.tenant ?? KEYLESS_LABEL;
+    r.sent_ms = round3(d.sentAtMs);
+    r.protocol = d.protocol;
+    r.stream = d.stream;
+    r.pd = d.pd;
+    r.inference = d.inference;
+    r.prompt_tokens = d.promptTokens;
+    r.output_tokens = d.outputTokens;
+    r.decision = a.decision;
+    r.outcome = outcome;
+    r.status = status;
+    r.error = error;
+    r.endpoint = a.node?.endpoint.id ?? '';
+    r.queue_wait_ms = a.queuedAtMs >= 0 ? round3(waitedUntil - a.queuedAtMs) : '';
+    r.ttft_ms = firstTokenAtMs >= 0 ? round3(firstTokenAtMs - d.sentAtMs) : '';
+    r.e2e_ms = completed ? round3(now - d.sentAtMs) : '';
+    r.good = good;
+    r.generated_tokens = clientLeft && !completed ? 0 : generated;
+    r.wasted_tokens = wasted ? generated : 0;
+    return r;
   }
 }

@@ -18,6 +18,7 @@ import {
 
 /** Receives a run's outputs as they are produced. */
 export interface RunSink {
+  /** An ended attempt's record: the object is reused after the call (copy it to keep it). */
   request(r: RequestRecord): void;
   second(row: SecondRow): void;
   /** Lets buffered output drain (called between chunks of simulated time). */
@@ -32,7 +33,7 @@ export class MemorySink implements RunSink {
   summary: RunSummary | undefined;
   constructor(readonly keep = true) {}
   request(r: RequestRecord): void {
-    if (this.keep) this.requests.push(r);
+    if (this.keep) this.requests.push({ ...r });
   }
   second(row: SecondRow): void {
     if (this.keep) this.seconds.push(row);
