@@ -171,6 +171,8 @@ export async function latencyPhase(c: Ctx): Promise<LatencyResult> {
   const samples: Record<Target, LatencySample[]> = { direct: [], proxy: [], haproxy: [], relay: [] };
   for (let rep = 0; rep < LAT.reps; rep++) {
     for (const t of targets(ports, rep)) {
+      // The proxy's loop and GC figures cover this run only (warm-up included), not the idle time before it.
+      if (t === 'proxy') await c.proxy.call<LoopStats>('loop');
       const {
         result: r,
         cpu,
