@@ -99,7 +99,7 @@ describe('a short real comparison (loopback, time scale 10)', () => {
 
 describe('a short real comparison through the SMG-shaped gateway', () => {
   it('runs an SMG-dialect scenario (LLM engines, streamed) on the same arrivals with nothing left behind', async () => {
-    const r = await runFidelity(await loadScenario(SMG), { durationScale: 0.05, timeScale: 1 });
+    const r = await runFidelity(await loadScenario(SMG), { durationScale: 0.05, timeScale: 0.25 });
     expect(r.schedule_check.equal).toBe(true);
     expect(r.real.dialect).toBe('smg');
     expect(r.real.offered).toBe(r.simulated.offered);
@@ -109,15 +109,19 @@ describe('a short real comparison through the SMG-shaped gateway', () => {
     expect(r.real_run.inflight_after).toBe(0);
     expect(r.real_run.queued_after).toBe(0);
     expect(r.real_run.anomalies).toBe(0);
-    // About 170 requests in 6 s: a loose bound (the measured runs are in docs/cliff-and-fidelity.md).
+    // About 170 requests in 24 s, in slow motion (x0.25) as the LLM scenarios are measured. With
+    // another process holding a CPU the real side fell behind at faster scales (x1: goodput
+    // 31 % low in a loaded test run, 23 completions beside a busy loop; x0.5: 25 % low beside a
+    // busy loop); at x0.25 it stayed within 3 %. A loose bound all the same (the measured runs
+    // are in docs/cliff-and-fidelity.md).
     expect(Math.abs(r.goodput_rel_diff ?? 1)).toBeLessThanOrEqual(0.15);
     console.log(
-      'fidelity smg-dialect x0.05 @1:',
+      'fidelity smg-dialect x0.05 @0.25:',
       JSON.stringify({
         goodput: r.goodput_rel_diff,
         ttft_p95: r.ttft_p95_rel_diff,
         wall_s: r.real_run.wall_s,
       }),
     );
-  }, 40_000);
+  }, 60_000);
 });
