@@ -57,9 +57,9 @@ describe('checkSchedule', () => {
   });
 });
 
-describe('a short real comparison (loopback, time scale 10)', () => {
+describe('a short real comparison (loopback, time scale 5)', () => {
   it('runs both sides on the same arrivals and reports the differences', async () => {
-    const r = await runFidelity(await loadScenario(MMCK), { durationScale: 0.1, timeScale: 10 });
+    const r = await runFidelity(await loadScenario(MMCK), { durationScale: 0.1, timeScale: 5 });
     for (const k of [
       'goodput_rel_diff',
       'sheds_rel_diff',
@@ -80,11 +80,13 @@ describe('a short real comparison (loopback, time scale 10)', () => {
     expect(r.real_run.anomalies).toBe(0);
     expect(r.real.outcomes.failed ?? 0).toBe(0);
     // Goodput holds within the 5 % target run after run here; refusals (about 20) and TTFT move
-    // with the emulator's timer jitter, magnified 10 times: only a loose bound is asserted.
+    // with the emulator's timer jitter, magnified 5 times: only a loose bound is asserted. (At
+    // time scale 10 goodput came out 5.8 % low with another process holding a CPU; at 5 it was
+    // 2.6 % low beside a busy loop.)
     expect(Math.abs(r.goodput_rel_diff ?? 1)).toBeLessThanOrEqual(0.05);
     expect(Math.abs(r.ttft_p95_rel_diff ?? 1)).toBeLessThanOrEqual(0.3);
     console.log(
-      'fidelity mmck-check x0.1 @10:',
+      'fidelity mmck-check x0.1 @5:',
       JSON.stringify({
         goodput: r.goodput_rel_diff,
         sheds: r.sheds_rel_diff,
