@@ -1,24 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ProcessResult, sluiceProcess as runSluice } from './test-process.js';
 
-const run = promisify(execFile);
-const BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-obs-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('node', [BIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
-  }
-}
+const sluice = (...args: string[]): Promise<ProcessResult> => runSluice(args);
 
 const rule = join(dir, 'rule.json');
 writeFileSync(

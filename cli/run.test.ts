@@ -1,26 +1,15 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { type ProcessResult, sluiceProcess } from './test-process.js';
 
-const run = promisify(execFile);
-const BIN = new URL('../bin/sluice.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('node', [BIN, ...args], {
-      cwd: new URL('..', import.meta.url).pathname,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
-  }
-}
+/** Runs the real binary from the checkout's root. */
+const sluice = (...args: string[]): Promise<ProcessResult> => sluiceProcess(args, REPO_ROOT);
 
 describe('sluice run and validate', () => {
   it('runs a scenario into an out directory with the records, the time series, the summary and the report', async () => {

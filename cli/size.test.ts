@@ -4,34 +4,22 @@
  * binary; the rest drive the same command tree in process (a process start
  * costs a second or two of tsx start-up).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { TINY_LOXILB } from '../sweep/test-fixtures.js';
 import { assertWellFormedXml } from '../sweep/xml-test-helpers.js';
 import { main } from './main.js';
+import { type ProcessResult, sluiceProcess as runSluice } from './test-process.js';
 
-const run = promisify(execFile);
-const BIN = join(REPO_ROOT, 'bin', 'sluice.js');
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 const scenario = join(dir, 'tiny.yaml');
 writeFileSync(scenario, TINY_LOXILB);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the real binary; resolves with the exit code and both streams. */
-async function sluiceProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: dir });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+/** Runs the real binary in the test's directory. */
+const sluiceProcess = (...args: string[]): Promise<ProcessResult> => runSluice(args, dir);
 
 /** Runs the command tree in process, capturing stdout, stderr and the exit code. */
 async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,0 +1,32 @@
+/** For tests: runs the real `sluice` binary as a user does (a process start costs a second or two of tsx start-up). */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../sim/scenario/resolve.js';
+
+const run = promisify(execFile);
+
+/** `bin/sluice.js` in this checkout. */
+export const SLUICE_BIN = join(REPO_ROOT, 'bin', 'sluice.js');
+
+/** What a finished `sluice` process gave. */
+export interface ProcessResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `sluice ARGS...` (in `cwd`, default the current directory); resolves with the exit code and both streams. */
+export async function sluiceProcess(args: readonly string[], cwd?: string): Promise<ProcessResult> {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [SLUICE_BIN, ...args],
+      cwd === undefined ? {} : { cwd },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
