@@ -5,7 +5,7 @@
  * past saturation with the gate off, in observe and in enforce, and writes the cliff report
  * (goodput, throughput, shed rate and p95 TTFT against offered load per mode). With --haproxy,
  * a fourth line for HAProxy 2.6 in front of the same engines (skipped, exit 0, when it is not
- * installed).
+ * installed). With --simulate, the same steps run in the simulator instead (seconds, no sockets).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
 import { defaultRates, parseRates, RatesError } from '../loadgen/cliff/rates.js';
 import { writeCliffOutputs } from '../loadgen/cliff/report.js';
 import { MIN_TIME_SCALE, scenarioRate } from '../loadgen/cliff/scale-scenario.js';
+import { runSimulatedCliff } from '../loadgen/cliff/simulated.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { intArg, reportError, UsageError } from './errors.js';
 import { positiveArg } from './load.js';
@@ -33,6 +34,17 @@ interface CliffFlags {
   modes: string;
   json?: boolean;
   seed?: number;
+  simulate?: boolean;
+}
+
+/** The flags that only a real cliff has, refused with --simulate. */
+function realOnlyFlags(opts: CliffFlags): string[] {
+  return [
+    opts.engines !== undefined ? '--engines' : '',
+    opts.profile !== undefined ? '--profile' : '',
+    opts.target !== undefined ? '--target' : '',
+    opts.haproxy ? '--haproxy' : '',
+  ].filter((f) => f !== '');
 }
 
 const MODES: readonly GateMode[] = ['off', 'observe', 'enforce'];
@@ -93,6 +105,10 @@ export function cliffCommand(): Command {
     .option('--modes <list>', 'gate modes to run, comma-separated', 'off,observe,enforce')
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
     .option('--json', 'print the steps as one JSON object')
+    .option(
+      '--simulate',
+      "run the same steps in the simulator, against the scenario's simulated engines (a step is --step-s x --time-scale engine seconds, as in the real run)",
+    )
     .action(async (opts: CliffFlags) => {
       try {
         if (opts.timeScale < MIN_TIME_SCALE || opts.timeScale > 1000)
@@ -101,23 +117,38 @@ export function cliffCommand(): Command {
           );
         if (opts.stepS > 600) throw new UsageError(`--step-s: ${opts.stepS} is above 600`);
         const modes = modesArg(opts.modes);
+        const realOnly = realOnlyFlags(opts);
+        if (opts.simulate && realOnly.length > 0)
+          throw new UsageError(
+            `--simulate: ${realOnly.join(', ')} only apply to a real cliff (the simulator runs the scenario's engines)`,
+          );
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
         const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
-        const result = await runCliff(scenario, {
-          rates,
-          modes,
-          stepS: opts.stepS,
-          timeScale: opts.timeScale,
-          ...(opts.engines === undefined ? {} : { engines: opts.engines }),
-          ...(opts.profile === undefined ? {} : { profile: opts.profile }),
-          ...(opts.target === undefined ? {} : { target: opts.target }),
-          ...(opts.haproxy ? { haproxy: true } : {}),
-          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-          ...(say ? { progress: say } : {}),
-        });
+        const modesGiven = opts.modes !== 'off,observe,enforce';
+        const result = opts.simulate
+          ? await runSimulatedCliff(scenario, {
+              rates,
+              ...(modesGiven || scenario.gate.dialect === 'loxilb' ? { modes } : {}),
+              stepS: opts.stepS,
+              timeScale: opts.timeScale,
+              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+              ...(say ? { progress: say } : {}),
+            })
+          : await runCliff(scenario, {
+              rates,
+              modes,
+              stepS: opts.stepS,
+              timeScale: opts.timeScale,
+              ...(opts.engines === undefined ? {} : { engines: opts.engines }),
+              ...(opts.profile === undefined ? {} : { profile: opts.profile }),
+              ...(opts.target === undefined ? {} : { target: opts.target }),
+              ...(opts.haproxy ? { haproxy: true } : {}),
+              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+              ...(say ? { progress: say } : {}),
+            });
         if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
-        const out = opts.out ?? join('out', `cliff-${scenario.name}`);
+        const out = opts.out ?? join('out', `cliff-${scenario.name}${opts.simulate ? '-simulated' : ''}`);
         mkdirSync(out, { recursive: true });
         await writeCliffOutputs(out, result);
         process.stdout.write(

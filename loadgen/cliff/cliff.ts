@@ -78,7 +78,7 @@ export interface CliffResult {
 }
 
 /** A step's figures from its summary (engine time). */
-function stepOf(line: CliffLine, rate: number, s: RunSummary, late: number): CliffStep {
+export function stepOf(line: CliffLine, rate: number, s: RunSummary, late: number): CliffStep {
   return {
     mode: line,
     line,
@@ -194,7 +194,7 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
 }
 
 /** The report's point of a step. */
-function toPoint(s: CliffStep): CliffPoint {
+export function toPoint(s: CliffStep): CliffPoint {
   return {
     mode: s.mode,
     offered_rps: s.offered_rps,

@@ -1,0 +1,109 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sluiceProcess } from '../../cli/test-process.js';
+import { loadScenario } from '../../sim/scenario/load.js';
+import { REPO_ROOT } from '../../sim/scenario/resolve.js';
+import { UnsupportedScenarioError } from './errors.js';
+import { runSimulatedCliff } from './simulated.js';
+
+const CLIFF_SCENARIO = join(REPO_ROOT, 'loadgen', 'cliff', 'cliff-mm8.yaml');
+const SMG = join(REPO_ROOT, 'scenarios', 'smg-dialect.yaml');
+const dir = mkdtempSync(join(tmpdir(), 'sluice-simcliff-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the cliff in the simulator', () => {
+  // The real CI cliff's settings (cliff.test.ts): 2 s steps at time scale 5 = 10 engine seconds.
+  const common = { timeScale: 5, stepS: 2, rates: [8, 24, 40] };
+
+  it('runs every mode at every rate: enforce keeps goodput past saturation, off and observe lose it', async () => {
+    const r = await runSimulatedCliff(await loadScenario(CLIFF_SCENARIO), common);
+    expect(r.steps.map((s) => [s.line, s.offered_rps])).toEqual([
+      ['off', 8],
+      ['off', 24],
+      ['off', 40],
+      ['observe', 8],
+      ['observe', 24],
+      ['observe', 40],
+      ['enforce', 8],
+      ['enforce', 24],
+      ['enforce', 40],
+    ]);
+    expect(r.points).toHaveLength(9);
+    const at = (line: string, rate: number) =>
+      r.steps.find((s) => s.line === line && s.offered_rps === rate)!;
+    // Past saturation (16 req/s) enforce sheds and keeps most of the engine's goodput ...
+    expect(at('enforce', 40).shed_rate).toBeGreaterThan(0.3);
+    expect(at('enforce', 40).goodput_rps).toBeGreaterThan(8);
+    // ... while with no gate nothing is shed and the queue eats the SLOs.
+    expect(at('off', 40).shed_rate).toBe(0);
+    expect(at('off', 40).goodput_rps).toBeLessThan(at('enforce', 40).goodput_rps / 2);
+    // Observe decides but never acts: its traffic is the gate-off traffic, request for request.
+    for (const rate of common.rates) {
+      const { line: _o, mode: _m, ...off } = at('off', rate);
+      const { line: _l, mode: _n, ...observe } = at('observe', rate);
+      expect(observe).toEqual(off);
+    }
+    for (const s of r.steps) expect(s.anomalies).toBe(0);
+    expect(r.scenario).toBe('cliff-mm8 (simulated)');
+    expect(r.notes[0]).toMatch(/^simulated: each step is 10 s of engine time/);
+  });
+
+  it('is deterministic: the same scenario, flags and seed give the same steps', async () => {
+    const s = await loadScenario(CLIFF_SCENARIO);
+    const o = { ...common, modes: ['enforce' as const], seed: 7 };
+    expect(await runSimulatedCliff(s, o)).toEqual(await runSimulatedCliff(s, o));
+  });
+
+  it('runs the SMG dialect as one enforce line and refuses other modes for it', async () => {
+    const s = await loadScenario(SMG);
+    const r = await runSimulatedCliff(s, { rates: [4], stepS: 4 });
+    expect(r.steps.map((x) => x.line)).toEqual(['enforce']);
+    await expect(runSimulatedCliff(s, { rates: [4], modes: ['off', 'enforce'] })).rejects.toThrow(
+      UnsupportedScenarioError,
+    );
+  });
+});
+
+describe('sluice cliff --simulate', () => {
+  it('writes the cliff report and prints the steps as JSON', async () => {
+    const out = join(dir, 'cliff');
+    const r = await sluiceProcess([
+      'cliff',
+      '--scenario',
+      CLIFF_SCENARIO,
+      '--simulate',
+      '--rates',
+      '8:40:16',
+      '--step-s',
+      '2',
+      '--time-scale',
+      '5',
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout) as { steps: { line: string }[] };
+    expect(json.steps).toHaveLength(9);
+    expect(readFileSync(join(out, 'report', 'cliff.csv'), 'utf8').split('\n')[0]).toContain('offered');
+    expect(JSON.parse(readFileSync(join(out, 'cliff.json'), 'utf8')).scenario).toBe('cliff-mm8 (simulated)');
+  });
+
+  it('exits 2 naming the flags that only a real cliff has', async () => {
+    const r = await sluiceProcess([
+      'cliff',
+      '--scenario',
+      CLIFF_SCENARIO,
+      '--simulate',
+      '--haproxy',
+      '--engines',
+      '2',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "--simulate: --engines, --haproxy only apply to a real cliff (the simulator runs the scenario's engines)",
+    );
+  });
+});
