@@ -103,6 +103,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   abort(): void {
     if (this.#done) return;
     this.#done = true;
+    this.#tail.release();
     this.#abort?.();
   }
 
@@ -157,6 +158,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
     this.#done = true;
     const ex = this.ex;
     const u = this.#tail.usage();
+    this.#tail.release();
     ex.promptTokens = u.prompt;
     ex.outputTokens = u.output;
     this.cx.owner.legRelayed(ex, this.target, this.#status);
@@ -185,6 +187,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   #fail(kind: LegFailure): void {
     if (this.#done) return;
     this.#done = true;
+    this.#tail.release();
     this.#abort?.();
     this.cx.owner.legFailed(this.ex, this.target, kind);
   }

@@ -42,4 +42,17 @@ describe('SSE watch', () => {
     u.feed(Buffer.alloc(0));
     expect(new UsageTail().usage()).toEqual({ prompt: null, output: null });
   });
+
+  test('a released ring is reused clean', () => {
+    const t = new UsageTail();
+    t.feed(Buffer.from(`${'r'.repeat(USAGE_TAIL_BYTES)}{"prompt_tokens":9,"completion_tokens":8}`));
+    expect(t.usage()).toEqual({ prompt: 9, output: 8 });
+    t.release();
+    expect(t.usage()).toEqual({ prompt: null, output: null });
+    const u = new UsageTail();
+    u.feed(Buffer.from('{"prompt_tokens":2'));
+    expect(u.usage()).toEqual({ prompt: 2, output: null });
+    u.release();
+    u.release();
+  });
 });

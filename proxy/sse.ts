@@ -42,11 +42,18 @@ export class FirstDataWatch {
 /** Bytes of the body kept to find the usage object at its end. */
 export const USAGE_TAIL_BYTES = 4096;
 
+/** Rings given back by finished tails, reused by new ones (at most FREE_RINGS_MAX). */
+const freeRings: Buffer[] = [];
+/** Largest number of idle rings kept (x USAGE_TAIL_BYTES of memory). */
+export const FREE_RINGS_MAX = 512;
+
 /**
  * Keeps the last bytes of a body and reads `usage` token counts from them.
- * The bytes are copied into one ring of USAGE_TAIL_BYTES, allocated at the
- * first chunk: the relayed chunks themselves are not kept, so they die young
- * instead of surviving the stream (and being promoted by the GC).
+ * The bytes are copied into one ring of USAGE_TAIL_BYTES, taken at the
+ * first chunk from the rings that finished tails gave back (`release`):
+ * the relayed chunks themselves are not kept, so they die young instead of
+ * surviving the stream (and being promoted by the GC), and no buffer is
+ * allocated per stream.
  */
 export class UsageTail {
   #ring: Buffer | null = null;
@@ -58,7 +65,7 @@ export class UsageTail {
   feed(chunk: Buffer): void {
     const n = chunk.length;
     if (n === 0) return;
-    if (this.#ring === null) this.#ring = Buffer.allocUnsafeSlow(USAGE_TAIL_BYTES);
+    if (this.#ring === null) this.#ring = freeRings.pop() ?? Buffer.allocUnsafeSlow(USAGE_TAIL_BYTES);
     const r = this.#ring;
     // Byte by byte: no view objects per chunk (SSE chunks are a few hundred bytes).
     let at = this.#at;
@@ -85,6 +92,16 @@ export class UsageTail {
       prompt: lastCount(all, '"prompt_tokens"', /"prompt_tokens"\s*:\s*(\d+)/g),
       output: lastCount(all, '"completion_tokens"', /"completion_tokens"\s*:\s*(\d+)/g),
     };
+  }
+
+  /** Gives the ring back for reuse and empties the tail (it may be fed again). */
+  release(): void {
+    const r = this.#ring;
+    if (r === null) return;
+    this.#ring = null;
+    this.#at = 0;
+    this.#wrapped = false;
+    if (freeRings.length < FREE_RINGS_MAX) freeRings.push(r);
   }
 }
 
