@@ -31,7 +31,7 @@ interface CliffFlags {
   stepS: number;
   timeScale: number;
   haproxy?: boolean;
-  modes: string;
+  modes?: string;
   json?: boolean;
   seed?: number;
   simulate?: boolean;
@@ -102,7 +102,10 @@ export function cliffCommand(): Command {
       1,
     )
     .option('--haproxy', 'add a line for HAProxy 2.6 in front of the same engines (if installed)')
-    .option('--modes <list>', 'gate modes to run, comma-separated', 'off,observe,enforce')
+    .option(
+      '--modes <list>',
+      'gate modes to run, comma-separated (default: off,observe,enforce; enforce for an SMG-dialect scenario)',
+    )
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
     .option('--json', 'print the steps as one JSON object')
     .option(
@@ -116,7 +119,7 @@ export function cliffCommand(): Command {
             `--time-scale: ${opts.timeScale} is not a number from ${MIN_TIME_SCALE} to 1000`,
           );
         if (opts.stepS > 600) throw new UsageError(`--step-s: ${opts.stepS} is above 600`);
-        const modes = modesArg(opts.modes);
+        const modes = opts.modes === undefined ? undefined : modesArg(opts.modes);
         const realOnly = realOnlyFlags(opts);
         if (opts.simulate && realOnly.length > 0)
           throw new UsageError(
@@ -125,11 +128,10 @@ export function cliffCommand(): Command {
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
         const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
-        const modesGiven = opts.modes !== 'off,observe,enforce';
         const result = opts.simulate
           ? await runSimulatedCliff(scenario, {
               rates,
-              ...(modesGiven || scenario.gate.dialect === 'loxilb' ? { modes } : {}),
+              ...(modes === undefined ? {} : { modes }),
               stepS: opts.stepS,
               timeScale: opts.timeScale,
               ...(opts.seed === undefined ? {} : { seed: opts.seed }),
@@ -137,7 +139,7 @@ export function cliffCommand(): Command {
             })
           : await runCliff(scenario, {
               rates,
-              modes,
+              ...(modes === undefined ? {} : { modes }),
               stepS: opts.stepS,
               timeScale: opts.timeScale,
               ...(opts.engines === undefined ? {} : { engines: opts.engines }),

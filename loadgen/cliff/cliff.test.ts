@@ -1,7 +1,7 @@
 /**
- * The cliff test's parts (rates, scenario transforms, the HAProxy config) and a short real cliff:
- * one M/M/8 emulated engine behind the proxy at time scale 10, enforce at three loads and the gate
- * off past saturation. Loopback only, about 10 s.
+ * The cliff test's parts (rates, scenario transforms, the HAProxy config) and two short real
+ * cliffs: one M/M/8 emulated engine behind the proxy at time scale 5, enforce at three loads and
+ * the gate off past saturation; and the SMG-shaped gateway's one line. Loopback only, about 15 s.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -99,4 +99,24 @@ describe('a short real cliff (loopback, time scale 5)', () => {
       ),
     );
   }, 40_000);
+});
+
+describe('a short real cliff through the SMG-shaped gateway', () => {
+  const SMG = fileURLToPath(new URL('../../scenarios/smg-dialect.yaml', import.meta.url));
+
+  it('runs its one enforce line and leaves nothing in flight', async () => {
+    const r = await runCliff(await loadScenario(SMG), { rates: [8], stepS: 4, timeScale: 0.5 });
+    expect(r.steps.map((s) => [s.line, s.offered_rps])).toEqual([['enforce', 8]]);
+    const s = r.steps[0]!;
+    expect(s.offered).toBeGreaterThan(0);
+    expect(s.inflight_after).toBe(0);
+    expect(s.anomalies).toBe(0);
+    expect(s.transport_errors).toBe(0);
+  }, 40_000);
+
+  it('refuses a mode other than enforce before starting anything', async () => {
+    await expect(
+      runCliff(await loadScenario(SMG), { rates: [8], modes: ['off', 'enforce'] }),
+    ).rejects.toThrow(/the SMG dialect has no gate modes/);
+  });
 });

@@ -19,6 +19,7 @@ import { runLoad } from '../driver/driver.js';
 import { prepareLoad } from '../driver/scenario.js';
 import { freePort, type GateMode, type RealGate, startRealGate } from './bench.js';
 import { engineSpecs, type LiveEngine, startEngines } from './engines.js';
+import { UnsupportedScenarioError } from './errors.js';
 import { findHaproxy, startHaproxy } from './haproxy.js';
 import { compressScenario, toEngineTime, withArrival } from './scale-scenario.js';
 
@@ -99,6 +100,22 @@ export function stepOf(line: CliffLine, rate: number, s: RunSummary, late: numbe
   };
 }
 
+/**
+ * The lines a cliff of `scenario` runs: `modes`, by default off, observe and enforce; an
+ * SMG-dialect scenario has no modes, so its one line is enforce.
+ * @throws UnsupportedScenarioError for another mode asked of an SMG-dialect scenario
+ */
+export function cliffModes(scenario: Scenario, modes?: readonly GateMode[]): GateMode[] {
+  const smg = scenario.gate.dialect !== 'loxilb';
+  const out = [...(modes ?? (smg ? ['enforce'] : ['off', 'observe', 'enforce']))] as GateMode[];
+  if (smg && out.some((m) => m !== 'enforce')) {
+    throw new UnsupportedScenarioError(
+      `--modes: ${out.join(',')} asks for a mode other than enforce, and the SMG dialect has no gate modes`,
+    );
+  }
+  return out;
+}
+
 /** Waits until the engines hold nothing (or `timeoutMs` passes). */
 async function enginesIdle(engines: readonly LiveEngine[], timeoutMs: number): Promise<void> {
   const until = performance.now() + timeoutMs;
@@ -108,6 +125,8 @@ async function enginesIdle(engines: readonly LiveEngine[], timeoutMs: number): P
 
 /** Runs the cliff test. */
 export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<CliffResult> {
+  const modes = cliffModes(scenario, o.modes);
+  const smg = scenario.gate.dialect !== 'loxilb';
   const ts = o.timeScale ?? 1;
   const stepS = o.stepS ?? 5;
   const warm = o.warmupShare ?? 0.2;
@@ -159,12 +178,11 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
   try {
     // The gate's time windows are compressed with the rest of the scenario.
     const compressed = compressScenario(scenario, ts).scenario;
-    const modes = o.modes ?? ['off', 'observe', 'enforce'];
     let gate: RealGate | undefined;
     try {
-      gate = await startRealGate(compressed, engines, { mode: modes[0] ?? 'enforce' });
+      gate = await startRealGate(compressed, engines, smg ? {} : { mode: modes[0] ?? 'enforce' });
       for (const mode of modes) {
-        const outcome = await gate.setMode(mode);
+        const outcome = smg ? 'the SMG dialect, always enforcing' : await gate.setMode(mode);
         say(`mode ${mode} (${outcome || 'applied'})`);
         for (const rate of o.rates) {
           const s = await step(mode, rate, gate.target);

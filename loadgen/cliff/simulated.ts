@@ -11,8 +11,7 @@ import { runScenario } from '../../sim/run/run.js';
 import { MemorySink } from '../../sim/run/sinks.js';
 import type { Scenario } from '../../sim/scenario/resolve.js';
 import type { GateMode } from './bench.js';
-import { type CliffResult, type CliffStep, stepOf, toPoint } from './cliff.js';
-import { UnsupportedScenarioError } from './errors.js';
+import { type CliffResult, type CliffStep, cliffModes, stepOf, toPoint } from './cliff.js';
 import { withArrival } from './scale-scenario.js';
 
 /** Options of {@link runSimulatedCliff}: the real cliff's, less what only a real run has. */
@@ -43,13 +42,7 @@ function withMode(s: Scenario, mode: GateMode): Scenario {
 
 /** Runs the cliff test in the simulator. */
 export async function runSimulatedCliff(scenario: Scenario, o: SimulatedCliffOptions): Promise<CliffResult> {
-  const smg = scenario.gate.dialect !== 'loxilb';
-  const modes = o.modes ?? (smg ? ['enforce'] : ['off', 'observe', 'enforce']);
-  if (smg && modes.some((m) => m !== 'enforce')) {
-    throw new UnsupportedScenarioError(
-      `--modes: ${modes.join(',')} asks for a mode other than enforce, and the SMG dialect has no gate modes`,
-    );
-  }
+  const modes = cliffModes(scenario, o.modes);
   const stepS = o.stepS ?? 5;
   const ts = o.timeScale ?? 1;
   const warm = o.warmupShare ?? 0.2;
@@ -61,6 +54,8 @@ export async function runSimulatedCliff(scenario: Scenario, o: SimulatedCliffOpt
       const sc = withMode(withArrival(scenario, rate, engineS, engineS * warm), mode);
       const summary = await runScenario(sc, {
         sink: new MemorySink(false),
+        // TTFT as the real cliff's client measures it: a non-streamed answer's first token comes with the whole answer.
+        clientTtft: true,
         ...(o.seed === undefined ? {} : { seed: o.seed }),
       });
       const s = stepOf(mode, rate, summary, 0);
@@ -76,7 +71,7 @@ export async function runSimulatedCliff(scenario: Scenario, o: SimulatedCliffOpt
     steps,
     points: steps.map(toPoint),
     notes: [
-      `simulated: each step is ${engineS} s of engine time on the virtual clock (as ${stepS} s real at time scale ${ts}), the first ${Math.round(warm * 100)} % not counted; Poisson arrivals; the scenario's simulated engines; each step starts empty (no drain), and requests still in the system at its end count as offered and not good`,
+      `simulated: each step is ${engineS} s of engine time on the virtual clock (as ${stepS} s real at time scale ${ts}), the first ${Math.round(warm * 100)} % not counted; Poisson arrivals; the scenario's simulated engines; TTFT as the client sees it (a non-streamed answer's first token comes with its last); each step starts empty (no drain), and requests still in the system at its end count as offered and not good`,
       'simulated: in flight after a step is not measured (reported as 0); anomalies are the run summary’s',
     ],
   };
