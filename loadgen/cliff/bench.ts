@@ -81,9 +81,9 @@ export function metricValue(text: string, family: string, labels: Record<string,
 }
 
 /**
- * Starts the proxy with the scenario's rule (loxilb dialect) in `mode`, on 127.0.0.1 and a free
- * port, its endpoints the given engines.
- * @throws Error for an SMG scenario or a rule the proxy refuses
+ * Starts the proxy with the scenario's rule (loxilb dialect) in `mode`, or the SMG-shaped gateway
+ * with its settings (SMG dialect), on 127.0.0.1 and a free port, its endpoints the given engines.
+ * @throws Error for a mode asked of an SMG scenario, or a rule the proxy refuses
  */
 export async function startRealGate(
   scenario: Scenario,
@@ -98,7 +98,7 @@ export async function startRealGate(
   const g = scenario.gate;
   if (g.dialect !== 'loxilb') {
     if (o.mode !== undefined)
-      throw new UnsupportedScenarioError('the SMG dialect has no gate modes: use a loxilb gate for a cliff');
+      throw new UnsupportedScenarioError('the SMG dialect has no gate modes: start its gateway without one');
     return startSmgGate(g.smg, engines, o);
   }
   const warnings: string[] = [];
