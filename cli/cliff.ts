@@ -5,7 +5,8 @@
  * past saturation with the gate off, in observe and in enforce, and writes the cliff report
  * (goodput, throughput, shed rate and p95 TTFT against offered load per mode). With --haproxy,
  * a fourth line for HAProxy 2.6 in front of the same engines (skipped, exit 0, when it is not
- * installed). With --simulate, the same steps run in the simulator instead (seconds, no sockets).
+ * installed). With --simulate, the same steps run in the simulator instead (seconds, no sockets);
+ * with --compare-simulated, in both, and the report puts each real step beside its simulated one.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +36,7 @@ interface CliffFlags {
   json?: boolean;
   seed?: number;
   simulate?: boolean;
+  compareSimulated?: boolean;
 }
 
 /** The flags that only a real cliff has, refused with --simulate. */
@@ -44,6 +46,16 @@ function realOnlyFlags(opts: CliffFlags): string[] {
     opts.profile !== undefined ? '--profile' : '',
     opts.target !== undefined ? '--target' : '',
     opts.haproxy ? '--haproxy' : '',
+  ].filter((f) => f !== '');
+}
+
+/** The flags that make the real run's engines other than the scenario's, refused with --compare-simulated. */
+function otherEngineFlags(opts: CliffFlags): string[] {
+  return [
+    opts.engines !== undefined ? '--engines' : '',
+    opts.profile !== undefined ? '--profile' : '',
+    opts.target !== undefined ? '--target' : '',
+    opts.simulate ? '--simulate' : '',
   ].filter((f) => f !== '');
 }
 
@@ -109,6 +121,10 @@ export function cliffCommand(): Command {
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
     .option('--json', 'print the steps as one JSON object')
     .option(
+      '--compare-simulated',
+      'also run the same steps in the simulator and add a real-against-simulated table to the report',
+    )
+    .option(
       '--simulate',
       "run the same steps in the simulator, against the scenario's simulated engines (a step is --step-s x --time-scale engine seconds, as in the real run)",
     )
@@ -124,6 +140,11 @@ export function cliffCommand(): Command {
         if (opts.simulate && realOnly.length > 0)
           throw new UsageError(
             `--simulate: ${realOnly.join(', ')} only apply to a real cliff (the simulator runs the scenario's engines)`,
+          );
+        const otherEngines = otherEngineFlags(opts);
+        if (opts.compareSimulated && otherEngines.length > 0)
+          throw new UsageError(
+            `--compare-simulated: not with ${otherEngines.join(', ')} (the simulator runs the scenario's own engines)`,
           );
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
@@ -150,13 +171,22 @@ export function cliffCommand(): Command {
               ...(say ? { progress: say } : {}),
             });
         if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
+        const simulated = opts.compareSimulated
+          ? await runSimulatedCliff(scenario, {
+              rates,
+              ...(modes === undefined ? {} : { modes }),
+              stepS: opts.stepS,
+              timeScale: opts.timeScale,
+              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+            })
+          : undefined;
         const out = opts.out ?? join('out', `cliff-${scenario.name}${opts.simulate ? '-simulated' : ''}`);
         mkdirSync(out, { recursive: true });
-        await writeCliffOutputs(out, result);
+        await writeCliffOutputs(out, result, simulated);
         process.stdout.write(
           opts.json
-            ? `${JSON.stringify(result)}\n`
-            : `${cliffText(result)}report in ${join(out, 'report')}\n`,
+            ? `${JSON.stringify(simulated === undefined ? result : { ...result, simulated })}\n`
+            : `${cliffText(result)}${simulated === undefined ? '' : cliffText(simulated)}report in ${join(out, 'report')}\n`,
         );
       } catch (err) {
         const usage = err instanceof UnsupportedScenarioError || err instanceof RatesError;

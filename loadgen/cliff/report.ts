@@ -46,12 +46,71 @@ export function stepsTable(steps: readonly CliffStep[]): Section {
   };
 }
 
-/** Writes cliff.json, steps.json and the report into `dir` (report in `dir/report`). */
-export async function writeCliffOutputs(dir: string, result: CliffResult): Promise<ReportFiles> {
+/** The change from `sim` to `real` (null when either is missing, '-' in the table). */
+const diff = (real: number | null, sim: number | null): number | string =>
+  real === null || sim === null ? '-' : r2(real - sim);
+
+/**
+ * A table of each real step beside the simulated step of the same line and rate: goodput, shed
+ * rate and TTFT p95, and the real figure minus the simulated one.
+ */
+export function comparisonTable(real: readonly CliffStep[], simulated: readonly CliffStep[]): Section {
+  return {
+    kind: 'table',
+    title: 'Real against simulated',
+    caption:
+      'Each real step beside the same step run in the simulator (sluice cliff --simulate): the same requests, rate, step length and gate core, on the virtual clock against simulated engines. Δ is real minus simulated.',
+    columns: [
+      'line',
+      'offered rps',
+      'goodput real',
+      'goodput sim',
+      'Δ goodput',
+      'shed real',
+      'shed sim',
+      'TTFT p95 real ms',
+      'TTFT p95 sim ms',
+      'Δ TTFT p95 ms',
+    ],
+    rows: real.flatMap((r) => {
+      const s = simulated.find((x) => x.line === r.line && x.offered_rps === r.offered_rps);
+      if (s === undefined) return [];
+      return [
+        [
+          MODE_LABELS[r.line],
+          r.offered_rps,
+          r2(r.goodput_rps),
+          r2(s.goodput_rps),
+          diff(r.goodput_rps, s.goodput_rps),
+          r2(r.shed_rate),
+          r2(s.shed_rate),
+          r2(r.ttft_p95_ms),
+          r2(s.ttft_p95_ms),
+          diff(r.ttft_p95_ms, s.ttft_p95_ms),
+        ],
+      ];
+    }),
+  };
+}
+
+/**
+ * Writes cliff.json, steps.json and the report into `dir` (report in `dir/report`). With
+ * `simulated` (the same cliff run in the simulator), steps.json carries it too and the report
+ * gets the {@link comparisonTable}.
+ */
+export async function writeCliffOutputs(
+  dir: string,
+  result: CliffResult,
+  simulated?: CliffResult,
+): Promise<ReportFiles> {
   const data = { scenario: result.scenario, points: result.points, notes: result.notes };
   saveCliff(dir, data);
-  writeFileSync(join(dir, 'steps.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(
+    join(dir, 'steps.json'),
+    `${JSON.stringify(simulated === undefined ? result : { ...result, simulated }, null, 2)}\n`,
+  );
   const extra: Section[] = [stepsTable(result.steps)];
+  if (simulated !== undefined) extra.push(comparisonTable(result.steps, simulated.steps));
   if (result.haproxy) {
     extra.push({
       kind: 'code',

@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sluiceProcess } from '../../cli/test-process.js';
 import { loadScenario } from '../../sim/scenario/load.js';
 import { REPO_ROOT } from '../../sim/scenario/resolve.js';
+import type { CliffStep } from './cliff.js';
 import { UnsupportedScenarioError } from './errors.js';
+import { comparisonTable } from './report.js';
 import { runSimulatedCliff } from './simulated.js';
 
 const CLIFF_SCENARIO = join(REPO_ROOT, 'loadgen', 'cliff', 'cliff-mm8.yaml');
@@ -104,6 +106,84 @@ describe('sluice cliff --simulate', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
       "--simulate: --engines, --haproxy only apply to a real cliff (the simulator runs the scenario's engines)",
+    );
+  });
+});
+
+describe('the real-against-simulated table', () => {
+  const step = (line: CliffStep['line'], rate: number, goodput: number, ttft: number | null): CliffStep => ({
+    mode: line,
+    line,
+    offered_rps: rate,
+    goodput_rps: goodput,
+    throughput_rps: goodput,
+    shed_rate: 0.5,
+    ttft_p95_ms: ttft,
+    ttft_p50_ms: ttft,
+    goodput_share: 0,
+    offered: 1,
+    attempts: 1,
+    sheds: {},
+    late_sends: 0,
+    transport_errors: 0,
+    inflight_after: 0,
+    anomalies: 0,
+  });
+
+  it('puts each real step beside the simulated step of the same line and rate, real minus simulated', () => {
+    const t = comparisonTable(
+      [step('enforce', 40, 10.84, 2184.47), step('haproxy', 40, 13, 1900), step('off', 40, 0, null)],
+      [step('off', 40, 0, 4998.79), step('enforce', 40, 13.47, 1865.32)],
+    );
+    if (t.kind !== 'table') throw new Error('not a table');
+    expect(t.rows).toEqual([
+      ['enforce', 40, 10.84, 13.47, -2.63, 0.5, 0.5, 2184.47, 1865.32, 319.15],
+      ['gate off', 40, 0, 0, 0, 0.5, 0.5, '-', 4998.79, '-'],
+    ]);
+  });
+});
+
+describe('sluice cliff --compare-simulated', () => {
+  it('runs the real cliff and the simulated one, and the report puts them side by side', async () => {
+    const out = join(dir, 'compare');
+    const r = await sluiceProcess([
+      'cliff',
+      '--scenario',
+      CLIFF_SCENARIO,
+      '--compare-simulated',
+      '--modes',
+      'enforce',
+      '--rates',
+      '8:8:1',
+      '--step-s',
+      '2',
+      '--time-scale',
+      '5',
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout) as { steps: CliffStep[]; simulated: { steps: CliffStep[] } };
+    expect(json.steps.map((s) => s.line)).toEqual(['enforce']);
+    expect(json.simulated.steps.map((s) => s.line)).toEqual(['enforce']);
+    const md = readFileSync(join(out, 'report', 'report.md'), 'utf8');
+    expect(md).toContain('## Real against simulated');
+    expect(md).toMatch(/\| enforce \| 8 \| [\d.]+ \| [\d.]+ \|/);
+  }, 40_000);
+
+  it('exits 2 with flags that give the real run other engines than the scenario', async () => {
+    const r = await sluiceProcess([
+      'cliff',
+      '--scenario',
+      CLIFF_SCENARIO,
+      '--compare-simulated',
+      '--engines',
+      '2',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "--compare-simulated: not with --engines (the simulator runs the scenario's own engines)",
     );
   });
 });
