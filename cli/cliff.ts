@@ -1,5 +1,5 @@
 /**
- * `sluice cliff --scenario FILE [--engines N] [--profile NAME] [--rates A:B:STEP] [--target URL]
+ * `sluice cliff --scenario FILE [--engines N] [--profile NAME] [--rates A:B:STEP|A,B,C] [--target URL]
  * [--out DIR] [--step-s S] [--time-scale X] [--haproxy] [--modes LIST] [--json]`: starts emulated
  * engines and the proxy on loopback (or drives a given target), steps offered load through and
  * past saturation with the gate off, in observe and in enforce, and writes the cliff report
@@ -101,8 +101,8 @@ export function cliffCommand(): Command {
     )
     .option('--profile <name>', "engine profile (fixed, a deployment, exponential; default: the scenario's)")
     .option(
-      '--rates <a:b:step>',
-      'offered loads, req/s of engine time (default: 0.5, 1, 1.5, 2, 3 x the scenario rate)',
+      '--rates <a:b:step|a,b,c>',
+      'offered loads, req/s of engine time: a range or a rising list (default: 0.5, 1, 1.5, 2, 3 x the scenario rate)',
     )
     .option('--target <url>', 'drive this running gate instead of starting engines and a proxy (one line)')
     .option('--out <dir>', 'output directory (default out/cliff-<scenario>)')

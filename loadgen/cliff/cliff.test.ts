@@ -18,9 +18,20 @@ describe('rates', () => {
     expect(parseRates('8:40:8')).toEqual([8, 16, 24, 32, 40]);
     expect(parseRates('1:2:0.5')).toEqual([1, 1.5, 2]);
   });
+  it('parses a rising list, or one rate alone', () => {
+    expect(parseRates('8, 16,40')).toEqual([8, 16, 40]);
+    expect(parseRates('12.5')).toEqual([12.5]);
+  });
   it('refuses malformed and unbounded values', () => {
     expect(() => parseRates('8:4:1')).toThrow(RatesError);
     expect(() => parseRates('a:b:c')).toThrow(/A:B:STEP/);
+    expect(() => parseRates('8,x')).toThrow(
+      '--rates: "8,x" is not A:B:STEP or a list A,B,C (numbers, req/s)',
+    );
+    expect(() => parseRates('8,8')).toThrow('--rates: "8,8" needs rates above 0, each above the one before');
+    expect(() => parseRates('0')).toThrow(/above 0/);
+    expect(() => parseRates('8,')).toThrow(/not A:B:STEP or a list/);
+    expect(() => parseRates(Array.from({ length: 41 }, (_, i) => i + 1).join(','))).toThrow(/more than 40/);
     expect(() => parseRates('1:1000:1')).toThrow(/more than/);
   });
   it('defaults around the scenario rate', () => {
