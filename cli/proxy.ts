@@ -14,6 +14,7 @@ import { type DecisionSink, JsonlDecisionLog } from '../proxy/decision-log.js';
 import { LoxiProxy } from '../proxy/proxy.js';
 import { SmgProxy } from '../proxy/smg-proxy.js';
 import { intArg, reportError, UsageError } from './errors.js';
+import { followParent, reexecWithProxyFlags } from './proxy-node-flags.js';
 
 interface ProxyFlags {
   config?: string;
@@ -151,6 +152,12 @@ export function proxyCommand(): Command {
     .option('--port <n>', 'SMG: listening port', intArg('--port', 0, 65535), 30_000)
     .option('--host <host>', 'SMG: listening address', '127.0.0.1')
     .action(async (flags: ProxyFlags) => {
+      // Started without the proxy's V8 flags: run it in a child that has them.
+      const child = reexecWithProxyFlags();
+      if (child !== null) {
+        process.exitCode = await child;
+        return;
+      }
       try {
         const stop = flags.smg ? await startSmg(flags) : await startLoxi(flags);
         let stopping = false;
@@ -161,6 +168,7 @@ export function proxyCommand(): Command {
         };
         process.on('SIGINT', shutdown);
         process.on('SIGTERM', shutdown);
+        followParent(shutdown);
       } catch (err) {
         reportError(err);
       }

@@ -3,14 +3,16 @@
  * with the rules of a GET /all document (fc_effective ignored on input),
  * serves them, and stops on SIGTERM; a bad flag or config exits 2.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { proxyNodeFlags, SEMI_SPACE_MB } from '../../cli/proxy-node-flags.js';
 import { admin, freePort, infer, rule, TestBackend, until } from './helpers.js';
 
 const BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
+const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 let b1: TestBackend;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 
@@ -21,8 +23,21 @@ afterAll(async () => {
   await b1.stop();
 });
 
-function run(args: string[]): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, 'proxy', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `sluice proxy args`, behind `prefix` (e.g. taskset) when given. */
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  prefix: string[] = [],
+): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
+  const argv = [process.execPath, BIN, 'proxy', ...args];
+  const child = spawn(
+    prefix[0] ?? argv[0]!,
+    [...prefix.slice(1), ...(prefix.length ? argv : argv.slice(1))],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    },
+  );
   let out = '';
   child.stdout!.on('data', (c) => {
     out += c;
@@ -72,4 +87,65 @@ describe('sluice proxy', () => {
     expect(p.out()).toContain('lbAttr[0]');
     expect(p.out()).toContain('serviceArguments.fc_max_outstanding');
   }, 30_000);
+
+  test('re-runs itself with the V8 flags it needs; the child stops when the parent is killed', async () => {
+    const adminPort = await freePort();
+    // Allowed one CPU (taskset), it picks the flags itself; without taskset they are asked for.
+    const p = run(
+      ['--admin', `127.0.0.1:${adminPort}`],
+      { ...process.env, SLUICE_PROXY_NODE_FLAGS: HAS_TASKSET ? undefined : proxyNodeFlags(1).join(' ') },
+      HAS_TASKSET ? ['taskset', '-c', '0'] : [],
+    );
+    let kid = 0;
+    try {
+      expect(await until(() => p.out().includes('management API'), 20_000)).toBe(true);
+      kid = childrenOf(p.child.pid!)[0] ?? 0;
+      expect(kid).toBeGreaterThan(0);
+      const argv = readFileSync(`/proc/${kid}/cmdline`, 'utf8').split('\0');
+      expect(argv).toContain(`--max-semi-space-size=${SEMI_SPACE_MB}`);
+      expect(argv).toContain('--single-threaded-gc');
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+    await p.exit;
+    expect(await until(() => !alive(kid), 10_000)).toBe(true);
+  }, 30_000);
+
+  test('SLUICE_PROXY_NODE_FLAGS empty: runs in the same process', async () => {
+    const p = run(['--admin', `127.0.0.1:${await freePort()}`], {
+      ...process.env,
+      SLUICE_PROXY_NODE_FLAGS: '',
+    });
+    try {
+      expect(await until(() => p.out().includes('management API'), 20_000)).toBe(true);
+      expect(childrenOf(p.child.pid!)).toEqual([]);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exit).toBe(0);
+  }, 30_000);
 });
+
+/** Pids whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
