@@ -36,17 +36,31 @@ const PROMPT = 'Benchmark prompt: say hello to the proxy in a few words.';
 /** Gate rule of the throughput and latency phases: a ceiling no phase reaches. */
 export const RULE = { ceiling: 1024, depth: 1024, waitMs: 5_000 };
 
+/**
+ * An integer knob from the environment, `fallback` when unset.
+ * @throws Error naming the variable, its value and the bounds
+ */
+function envInt(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new Error(`${name}: ${JSON.stringify(raw)} is not an integer from ${min} to ${max}`);
+  return v;
+}
+
 export const LAT = {
-  streams: Number(process.env.BENCH_PROXY_STREAMS ?? 500),
+  streams: envInt('BENCH_PROXY_STREAMS', 500, 1, 20_000),
   ttftMs: 100,
   itlMs: 40,
   tokens: 16,
   warmupMs: 1_500,
   measureMs: 4_000,
-  reps: 3,
+  /** Repetitions per target, interleaved across the targets; the figures are their medians. */
+  reps: envInt('BENCH_PROXY_LATENCY_REPS', 3, 1, 51),
 };
 export const RPS = {
-  connections: Number(process.env.BENCH_PROXY_RPS_CONNECTIONS ?? 256),
+  connections: envInt('BENCH_PROXY_RPS_CONNECTIONS', 256, 1, 10_000),
   seconds: 3,
   reps: 3,
 };
