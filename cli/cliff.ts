@@ -39,24 +39,17 @@ interface CliffFlags {
   compareSimulated?: boolean;
 }
 
-/** The flags that only a real cliff has, refused with --simulate. */
-function realOnlyFlags(opts: CliffFlags): string[] {
-  return [
-    opts.engines !== undefined ? '--engines' : '',
-    opts.profile !== undefined ? '--profile' : '',
-    opts.target !== undefined ? '--target' : '',
-    opts.haproxy ? '--haproxy' : '',
-  ].filter((f) => f !== '');
-}
+/** The flags a simulated cliff cannot follow: they change or replace the real run's engines. */
+const ENGINE_FLAGS = { engines: '--engines', profile: '--profile', target: '--target' } as const;
 
-/** The flags that make the real run's engines other than the scenario's, refused with --compare-simulated. */
-function otherEngineFlags(opts: CliffFlags): string[] {
-  return [
-    opts.engines !== undefined ? '--engines' : '',
-    opts.profile !== undefined ? '--profile' : '',
-    opts.target !== undefined ? '--target' : '',
-    opts.simulate ? '--simulate' : '',
-  ].filter((f) => f !== '');
+/** Those of `flags` (option key to flag name) that were given, by name. */
+function given(opts: CliffFlags, flags: Partial<Record<keyof CliffFlags, string>>): string[] {
+  return Object.entries(flags)
+    .filter(([key]) => {
+      const v = opts[key as keyof CliffFlags];
+      return v !== undefined && v !== false;
+    })
+    .map(([, name]) => name as string);
 }
 
 const MODES: readonly GateMode[] = ['off', 'observe', 'enforce'];
@@ -136,12 +129,12 @@ export function cliffCommand(): Command {
           );
         if (opts.stepS > 600) throw new UsageError(`--step-s: ${opts.stepS} is above 600`);
         const modes = opts.modes === undefined ? undefined : modesArg(opts.modes);
-        const realOnly = realOnlyFlags(opts);
+        const realOnly = given(opts, { ...ENGINE_FLAGS, haproxy: '--haproxy' });
         if (opts.simulate && realOnly.length > 0)
           throw new UsageError(
             `--simulate: ${realOnly.join(', ')} only apply to a real cliff (the simulator runs the scenario's engines)`,
           );
-        const otherEngines = otherEngineFlags(opts);
+        const otherEngines = given(opts, { ...ENGINE_FLAGS, simulate: '--simulate' });
         if (opts.compareSimulated && otherEngines.length > 0)
           throw new UsageError(
             `--compare-simulated: not with ${otherEngines.join(', ')} (the simulator runs the scenario's own engines)`,

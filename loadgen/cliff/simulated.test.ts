@@ -13,6 +13,20 @@ import { runSimulatedCliff } from './simulated.js';
 const CLIFF_SCENARIO = join(REPO_ROOT, 'loadgen', 'cliff', 'cliff-mm8.yaml');
 const SMG = join(REPO_ROOT, 'scenarios', 'smg-dialect.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'sluice-simcliff-'));
+/** `sluice cliff` on cliff-mm8 in short steps (2 s at time scale 5), writing to `out`, as JSON. */
+const shortCliff = (out: string, ...flags: string[]): string[] => [
+  'cliff',
+  '--scenario',
+  CLIFF_SCENARIO,
+  ...flags,
+  '--step-s',
+  '2',
+  '--time-scale',
+  '5',
+  '--out',
+  out,
+  '--json',
+];
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the cliff in the simulator', () => {
@@ -71,21 +85,7 @@ describe('the cliff in the simulator', () => {
 describe('sluice cliff --simulate', () => {
   it('writes the cliff report and prints the steps as JSON', async () => {
     const out = join(dir, 'cliff');
-    const r = await sluiceProcess([
-      'cliff',
-      '--scenario',
-      CLIFF_SCENARIO,
-      '--simulate',
-      '--rates',
-      '8:40:16',
-      '--step-s',
-      '2',
-      '--time-scale',
-      '5',
-      '--out',
-      out,
-      '--json',
-    ]);
+    const r = await sluiceProcess(shortCliff(out, '--simulate', '--rates', '8:40:16'));
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { steps: { line: string }[] };
     expect(json.steps).toHaveLength(9);
@@ -146,23 +146,9 @@ describe('the real-against-simulated table', () => {
 describe('sluice cliff --compare-simulated', () => {
   it('runs the real cliff and the simulated one, and the report puts them side by side', async () => {
     const out = join(dir, 'compare');
-    const r = await sluiceProcess([
-      'cliff',
-      '--scenario',
-      CLIFF_SCENARIO,
-      '--compare-simulated',
-      '--modes',
-      'enforce',
-      '--rates',
-      '8:8:1',
-      '--step-s',
-      '2',
-      '--time-scale',
-      '5',
-      '--out',
-      out,
-      '--json',
-    ]);
+    const r = await sluiceProcess(
+      shortCliff(out, '--compare-simulated', '--modes', 'enforce', '--rates', '8'),
+    );
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { steps: CliffStep[]; simulated: { steps: CliffStep[] } };
     expect(json.steps.map((s) => s.line)).toEqual(['enforce']);
