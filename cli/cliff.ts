@@ -142,37 +142,26 @@ export function cliffCommand(): Command {
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
         const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
+        // What a real and a simulated cliff share.
+        const steps = {
+          rates,
+          ...(modes === undefined ? {} : { modes }),
+          stepS: opts.stepS,
+          timeScale: opts.timeScale,
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+        };
         const result = opts.simulate
-          ? await runSimulatedCliff(scenario, {
-              rates,
-              ...(modes === undefined ? {} : { modes }),
-              stepS: opts.stepS,
-              timeScale: opts.timeScale,
-              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-              ...(say ? { progress: say } : {}),
-            })
+          ? await runSimulatedCliff(scenario, { ...steps, ...(say ? { progress: say } : {}) })
           : await runCliff(scenario, {
-              rates,
-              ...(modes === undefined ? {} : { modes }),
-              stepS: opts.stepS,
-              timeScale: opts.timeScale,
+              ...steps,
               ...(opts.engines === undefined ? {} : { engines: opts.engines }),
               ...(opts.profile === undefined ? {} : { profile: opts.profile }),
               ...(opts.target === undefined ? {} : { target: opts.target }),
               ...(opts.haproxy ? { haproxy: true } : {}),
-              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
               ...(say ? { progress: say } : {}),
             });
         if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
-        const simulated = opts.compareSimulated
-          ? await runSimulatedCliff(scenario, {
-              rates,
-              ...(modes === undefined ? {} : { modes }),
-              stepS: opts.stepS,
-              timeScale: opts.timeScale,
-              ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-            })
-          : undefined;
+        const simulated = opts.compareSimulated ? await runSimulatedCliff(scenario, steps) : undefined;
         const out = opts.out ?? join('out', `cliff-${scenario.name}${opts.simulate ? '-simulated' : ''}`);
         mkdirSync(out, { recursive: true });
         await writeCliffOutputs(out, result, simulated);

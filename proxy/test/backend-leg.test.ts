@@ -9,7 +9,17 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoxiProxy } from '../proxy.js';
-import { addRule, expectSettled, freePort, infer, rule, sleep, startProxy, until } from './helpers.js';
+import {
+  addRule,
+  bulkBackend,
+  expectSettled,
+  freePort,
+  infer,
+  rule,
+  sleep,
+  startProxy,
+  until,
+} from './helpers.js';
 
 let p: LoxiProxy;
 
@@ -127,25 +137,11 @@ describe('backend leg', () => {
   test('a client that does not read holds the endpoint back (backpressure), then gets every byte', async () => {
     const total = 64 * 1024 * 1024;
     const piece = Buffer.alloc(64 * 1024, 0x61);
-    let written = 0;
-    let finished = false;
-    const big = http.createServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': total });
-      const pump = (): void => {
-        while (written < total) {
-          written += piece.length;
-          if (!res.write(piece)) {
-            res.once('drain', pump);
-            return;
-          }
-        }
-        res.end(() => {
-          finished = true;
-        });
-      };
-      pump();
+    const bulk = bulkBackend(total, piece, {
+      'content-type': 'application/octet-stream',
+      'content-length': total,
     });
+    const big = bulk.server;
     const bp = await listen(big);
     try {
       const port = await bypassRule(bp);
@@ -158,8 +154,8 @@ describe('backend leg', () => {
       req.end();
       expect(await until(() => res !== null)).toBe(true);
       await sleep(500);
-      expect(finished).toBe(false);
-      expect(written).toBeLessThan(total);
+      expect(bulk.finished).toBe(false);
+      expect(bulk.written).toBeLessThan(total);
       const done = new Promise<void>((resolve) => {
         const r = res as unknown as http.IncomingMessage;
         r.on('data', (c: Buffer) => {
@@ -170,7 +166,7 @@ describe('backend leg', () => {
       });
       await done;
       expect(received).toBe(total);
-      expect(finished).toBe(true);
+      expect(bulk.finished).toBe(true);
       await expectSettled(p);
     } finally {
       await close(big);

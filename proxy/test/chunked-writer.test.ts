@@ -10,7 +10,17 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { COPY_LIMIT_BYTES, directSocket, writeFramedChunk } from '../chunked-writer.js';
 import type { LoxiProxy } from '../proxy.js';
-import { addRule, bookkeeping, expectSettled, freePort, rule, sleep, startProxy, until } from './helpers.js';
+import {
+  addRule,
+  bookkeeping,
+  bulkBackend,
+  expectSettled,
+  freePort,
+  rule,
+  sleep,
+  startProxy,
+  until,
+} from './helpers.js';
 
 async function listen(s: net.Server): Promise<number> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -226,25 +236,8 @@ describe('direct chunk writer through the proxy', () => {
   test('a client that does not read a chunked stream holds the endpoint back, then gets every byte', async () => {
     const total = 48 * 1024 * 1024;
     const piece = Buffer.alloc(1000, 0x62); // below COPY_LIMIT_BYTES: the copying path
-    let written = 0;
-    let finished = false;
-    const big = http.createServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const pump = (): void => {
-        while (written < total) {
-          written += piece.length;
-          if (!res.write(piece)) {
-            res.once('drain', pump);
-            return;
-          }
-        }
-        res.end(() => {
-          finished = true;
-        });
-      };
-      pump();
-    });
+    const bulk = bulkBackend(total, piece, { 'content-type': 'text/event-stream' });
+    const big = bulk.server;
     const bp = await listen(big);
     try {
       const port = await ruleFor(bp);
@@ -259,8 +252,8 @@ describe('direct chunk writer through the proxy', () => {
       req.end('{}');
       expect(await until(() => res !== null)).toBe(true);
       await sleep(500);
-      expect(finished).toBe(false);
-      expect(written).toBeLessThan(total);
+      expect(bulk.finished).toBe(false);
+      expect(bulk.written).toBeLessThan(total);
       let received = 0;
       await new Promise<void>((resolve) => {
         const r = res as unknown as http.IncomingMessage;
@@ -271,7 +264,7 @@ describe('direct chunk writer through the proxy', () => {
         r.resume();
       });
       expect(received).toBe(Math.ceil(total / piece.length) * piece.length);
-      expect(finished).toBe(true);
+      expect(bulk.finished).toBe(true);
       await expectSettled(p);
     } finally {
       await close(big);

@@ -11,6 +11,46 @@ import { LoxiProxy, type ProxyOptions } from '../proxy.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A backend that answers every request with `total` bytes written `piece` by `piece`, honouring backpressure. */
+export interface BulkBackend {
+  server: http.Server;
+  /** Bytes handed to `res.write` so far. */
+  readonly written: number;
+  /** Whether the response has ended (its last byte flushed). */
+  readonly finished: boolean;
+}
+
+/** Starts nothing: a {@link BulkBackend} whose responses have the given headers (listen on it yourself). */
+export function bulkBackend(total: number, piece: Buffer, headers: http.OutgoingHttpHeaders): BulkBackend {
+  const state = { written: 0, finished: false };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, headers);
+    const pump = (): void => {
+      while (state.written < total) {
+        state.written += piece.length;
+        if (!res.write(piece)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end(() => {
+        state.finished = true;
+      });
+    };
+    pump();
+  });
+  return {
+    server,
+    get written() {
+      return state.written;
+    },
+    get finished() {
+      return state.finished;
+    },
+  };
+}
+
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   const s = net.createServer();
