@@ -28,14 +28,19 @@
  * Environment: BENCH_PROXY_STREAMS (latency phase, default 500),
  * BENCH_PROXY_RPS_CONNECTIONS (requests/s phase, default 256: enough to
  * saturate every relay; fewer leave the closed loop latency-bound),
- * BENCH_PROXY_NODE_FLAGS (extra node flags of the proxy and bare-relay
- * children, space-separated, e.g. `--single-threaded-gc`),
+ * BENCH_PROXY_NODE_FLAGS (the node flags of the proxy and bare-relay
+ * children, space-separated, empty for none; by default those `sluice proxy`
+ * picks for the CPUs it is allowed: `--single-threaded-gc
+ * --max-semi-space-size=1` when pinned to one),
+ * BENCH_PROXY_HARNESS_NODE_FLAGS (the same for the engine and load-generator
+ * children, which share the other CPU; the same default),
  * BENCH_PROXY_STDOUT=FILE (the proxy child's stdout appended to FILE, e.g.
  * with BENCH_PROXY_NODE_FLAGS=--trace-gc).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { proxyNodeFlags } from '../cli/proxy-node-flags.js';
 import { HAPROXY_INSTALL, haproxyVersion } from './proxy/haproxy.js';
 import { Child, pin, priority } from './proxy/ipc.js';
 import { wrkVersion } from './proxy/measure.js';
@@ -114,8 +119,23 @@ async function main(): Promise<void> {
 
   const sutCpu = pinned ? 0 : null;
   const loadCpu = pinned ? 1 : null;
-  // Extra node flags of the two Node systems under test (proxy and bare relay).
-  const sutFlags = (process.env.BENCH_PROXY_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  // Node flags of the two Node systems under test (proxy and bare relay): those `sluice proxy`
+  // picks for the CPUs it is allowed (one when pinned), unless BENCH_PROXY_NODE_FLAGS says.
+  const flagsEnv = process.env.BENCH_PROXY_NODE_FLAGS;
+  const sutFlags =
+    flagsEnv === undefined ? proxyNodeFlags(pinned ? 1 : cpus) : flagsEnv.split(' ').filter((f) => f !== '');
+  // The engine and the load generator share the other CPU: without the same flags their own GC
+  // pauses (helper threads on their one CPU, scavenges of a 16 MB young generation) move the
+  // direct path's p99 by several ms from one repetition to the next.
+  const harnessEnv = process.env.BENCH_PROXY_HARNESS_NODE_FLAGS;
+  const harnessFlags =
+    harnessEnv === undefined
+      ? proxyNodeFlags(pinned ? 1 : cpus)
+      : harnessEnv.split(' ').filter((f) => f !== '');
+  const shown = (flags: string[]) => (flags.length > 0 ? flags.join(' ') : '(none)');
+  log(
+    `node flags: proxy and bare relay ${shown(sutFlags)}; engine and load generator ${shown(harnessFlags)}`,
+  );
   const proxyFlags = [
     '--expose-gc',
     ...sutFlags,
@@ -123,8 +143,8 @@ async function main(): Promise<void> {
   ];
   const proxyStdout = process.env.BENCH_PROXY_STDOUT;
   const c: Ctx = {
-    engine: new Child('engine', 'engine-child.ts', { cpu: loadCpu }),
-    loadgen: new Child('loadgen', 'loadgen-child.ts', { cpu: loadCpu }),
+    engine: new Child('engine', 'engine-child.ts', { cpu: loadCpu, nodeFlags: harnessFlags }),
+    loadgen: new Child('loadgen', 'loadgen-child.ts', { cpu: loadCpu, nodeFlags: harnessFlags }),
     proxy: new Child('proxy', 'proxy-child.ts', {
       cpu: sutCpu,
       nodeFlags: proxyFlags,
@@ -219,6 +239,7 @@ async function main(): Promise<void> {
     },
     context: {
       sut_node_flags: sutFlags,
+      harness_node_flags: harnessFlags,
       command: `node --import tsx bench/proxy.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
       node: process.version,
       cpus,
