@@ -119,19 +119,17 @@ async function main(): Promise<void> {
 
   const sutCpu = pinned ? 0 : null;
   const loadCpu = pinned ? 1 : null;
-  // Node flags of the two Node systems under test (proxy and bare relay): those `sluice proxy`
-  // picks for the CPUs it is allowed (one when pinned), unless BENCH_PROXY_NODE_FLAGS says.
-  const flagsEnv = process.env.BENCH_PROXY_NODE_FLAGS;
-  const sutFlags =
-    flagsEnv === undefined ? proxyNodeFlags(pinned ? 1 : cpus) : flagsEnv.split(' ').filter((f) => f !== '');
-  // The engine and the load generator share the other CPU: without the same flags their own GC
-  // pauses (helper threads on their one CPU, scavenges of a 16 MB young generation) move the
-  // direct path's p99 by several ms from one repetition to the next.
-  const harnessEnv = process.env.BENCH_PROXY_HARNESS_NODE_FLAGS;
-  const harnessFlags =
-    harnessEnv === undefined
-      ? proxyNodeFlags(pinned ? 1 : cpus)
-      : harnessEnv.split(' ').filter((f) => f !== '');
+  // Node flags of the proxy and the bare relay (the systems under test), and of the engine and
+  // load generator (which share the other CPU): those `sluice proxy` picks for the CPUs each is
+  // allowed (one when pinned), unless the environment says. Without them the harness's own GC
+  // pauses (helper threads on its one CPU, scavenges of a 16 MB young generation) move the direct
+  // path's p99 by several ms from one repetition to the next.
+  const flagsOf = (name: string): string[] => {
+    const v = process.env[name];
+    return v === undefined ? proxyNodeFlags(pinned ? 1 : cpus) : v.split(' ').filter((f) => f !== '');
+  };
+  const sutFlags = flagsOf('BENCH_PROXY_NODE_FLAGS');
+  const harnessFlags = flagsOf('BENCH_PROXY_HARNESS_NODE_FLAGS');
   const shown = (flags: string[]) => (flags.length > 0 ? flags.join(' ') : '(none)');
   log(
     `node flags: proxy and bare relay ${shown(sutFlags)}; engine and load generator ${shown(harnessFlags)}`,
