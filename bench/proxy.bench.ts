@@ -40,7 +40,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { proxyNodeFlags } from '../cli/proxy-node-flags.js';
+import { parseNodeFlags, proxyNodeFlags } from '../cli/proxy-node-flags.js';
 import { HAPROXY_INSTALL, haproxyVersion } from './proxy/haproxy.js';
 import { Child, pin, priority } from './proxy/ipc.js';
 import { wrkVersion } from './proxy/measure.js';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   // path's p99 by several ms from one repetition to the next.
   const flagsOf = (name: string): string[] => {
     const v = process.env[name];
-    return v === undefined ? proxyNodeFlags(pinned ? 1 : cpus) : v.split(' ').filter((f) => f !== '');
+    return v === undefined ? proxyNodeFlags(pinned ? 1 : cpus) : parseNodeFlags(v);
   };
   const sutFlags = flagsOf('BENCH_PROXY_NODE_FLAGS');
   const harnessFlags = flagsOf('BENCH_PROXY_HARNESS_NODE_FLAGS');

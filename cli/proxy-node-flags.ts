@@ -32,6 +32,11 @@ export function proxyNodeFlags(cpus: number): string[] {
   return cpus <= 1 ? ['--single-threaded-gc', `--max-semi-space-size=${SEMI_SPACE_MB}`] : [];
 }
 
+/** Node flags written as one space-separated string (an environment variable), empty for none. */
+export function parseNodeFlags(value: string): string[] {
+  return value.split(/\s+/).filter((f) => f !== '');
+}
+
 /** The flags of `wanted` that the process was not started with (argv or NODE_OPTIONS). */
 export function missingFlags(
   wanted: string[],
@@ -59,9 +64,7 @@ export function reexecWithProxyFlags(env: NodeJS.ProcessEnv = process.env): Prom
   if (env[REEXEC_ENV] === '1') return null;
   const override = env[FLAGS_ENV];
   const wanted =
-    override === undefined
-      ? proxyNodeFlags(os.availableParallelism())
-      : override.split(/\s+/).filter((f) => f !== '');
+    override === undefined ? proxyNodeFlags(os.availableParallelism()) : parseNodeFlags(override);
   const missing = missingFlags(wanted, process.execArgv, env.NODE_OPTIONS);
   if (missing.length === 0) return null;
   const child = spawn(process.execPath, [...process.execArgv, ...missing, ...process.argv.slice(1)], {
