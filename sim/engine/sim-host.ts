@@ -88,9 +88,12 @@ export class SimEngineHost<R extends EngineRequest = EngineRequest> {
     const at = this.engine.nextStepAt();
     const timer = this.#timer;
     if (at === this.#scheduledAtMs && timer.pending) return;
-    timer.clear();
-    this.#scheduledAtMs = Number.NaN;
-    if (at === null) return;
+    if (at === null) {
+      timer.clear();
+      this.#scheduledAtMs = Number.NaN;
+      return;
+    }
+    // Setting replaces a pending time: one update of the timer set, not a clear and a set.
     timer.set(Math.max(at, this.#sim.now()));
     this.#scheduledAtMs = at;
   }

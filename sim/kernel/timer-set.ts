@@ -24,6 +24,11 @@ export class TimerSet {
   /** `#win[k]` is the timer winning the subtree at node k (1 = root; leaves at `#leaves + i`). */
   #win = new Int32Array(2);
   readonly #fns: (() => void)[] = [];
+  /**
+   * The timer being fired, whose path to the root has not been replayed since it went idle
+   * (-1 when none): most callbacks set their timer again, and one replay then does for both.
+   */
+  #stale = -1;
 
   /** Timers pending. */
   get pending(): number {
@@ -43,12 +48,19 @@ export class TimerSet {
   set(i: number, time: number): void {
     if (this.#time[i] === IDLE) this.#pending++;
     this.#time[i] = time;
+    if (this.#stale === i) this.#stale = -1;
     this.#replay(i);
   }
 
   /** Makes timer `i` idle. @returns whether it was pending */
   clear(i: number): boolean {
-    if (this.#time[i] === IDLE) return false;
+    if (this.#time[i] === IDLE) {
+      if (this.#stale === i) {
+        this.#stale = -1;
+        this.#replay(i);
+      }
+      return false;
+    }
     this.#pending--;
     this.#time[i] = IDLE;
     this.#replay(i);
@@ -71,10 +83,26 @@ export class TimerSet {
     return this.#time[i] as number;
   }
 
-  /** Makes timer `i` idle and calls it. */
+  /**
+   * Makes timer `i` idle and calls it. The tree is brought up to date after the call (or by
+   * the callback setting or clearing the timer), not before: until then the nodes on `i`'s
+   * path may still name it, idle, as a winner. Only {@link first} reads those nodes, and
+   * nothing calls it during a callback; a replay of another timer's path meanwhile recomputes
+   * only nodes off `i`'s path (which do not depend on it) or on it (which `i`'s own replay
+   * recomputes afterwards, bottom up).
+   */
   fire(i: number): void {
-    this.clear(i);
-    (this.#fns[i] as () => void)();
+    this.#pending--;
+    this.#time[i] = IDLE;
+    this.#stale = i;
+    try {
+      (this.#fns[i] as () => void)();
+    } finally {
+      if (this.#stale === i) {
+        this.#stale = -1;
+        this.#replay(i);
+      }
+    }
   }
 
   /** Recomputes the matches from leaf `i` up to the root. */
