@@ -20,4 +20,16 @@ describe('latency histogram', () => {
     h.add(0.123);
     expect(h.quantile(0.5)).toBeCloseTo(0.123, 2);
   });
+
+  it('orders values beyond the array-counted buckets after every other value', () => {
+    const h = new LatencyHistogram();
+    for (const v of [1e30, 5, 1e25, 0.5, 5]) h.add(v);
+    // Each is its bucket's upper edge: 0.01 ms above below 1 ms, 0.5 % above beyond.
+    expect(h.quantile(0.2)).toBeCloseTo(0.51, 9);
+    expect(h.quantile(0.6) / 5).toBeGreaterThanOrEqual(1);
+    expect(h.quantile(0.6) / 5).toBeLessThan(1.005);
+    expect(h.quantile(0.8) / 1e25).toBeGreaterThanOrEqual(1);
+    expect(h.quantile(0.8) / 1e25).toBeLessThan(1.005);
+    expect(h.quantile(1)).toBe(1e30);
+  });
 });

@@ -9,9 +9,17 @@ const LINEAR_STEP_MS = 0.01;
 const LINEAR_BUCKETS = Math.round(LINEAR_LIMIT_MS / LINEAR_STEP_MS);
 const GROWTH = 1.005;
 const LOG_GROWTH = Math.log(GROWTH);
+/** Buckets counted in an array (see {@link LatencyHistogram}); the rest, in a map. */
+const DENSE_BUCKETS = 8192;
 
 export class LatencyHistogram {
-  readonly #counts = new Map<number, number>();
+  /**
+   * Counts of buckets below {@link DENSE_BUCKETS} (every value up to about 10^17 ms), by
+   * index: a run adds a value per request, and an array slot is cheaper than a map entry.
+   */
+  readonly #dense: number[] = [];
+  /** Counts of any other bucket (a NaN value's included). */
+  readonly #sparse = new Map<number, number>();
   count = 0;
   sum = 0;
   max = 0;
@@ -20,7 +28,13 @@ export class LatencyHistogram {
   add(ms: number): void {
     const v = Math.max(ms, 0);
     const b = bucketOf(v);
-    this.#counts.set(b, (this.#counts.get(b) ?? 0) + 1);
+    const dense = this.#dense;
+    if (b < DENSE_BUCKETS) {
+      while (dense.length <= b) dense.push(0);
+      dense[b] = (dense[b] as number) + 1;
+    } else {
+      this.#sparse.set(b, (this.#sparse.get(b) ?? 0) + 1);
+    }
     this.count++;
     this.sum += v;
     this.max = Math.max(this.max, v);
@@ -30,10 +44,15 @@ export class LatencyHistogram {
   quantile(q: number): number {
     if (this.count === 0) return Number.NaN;
     const rank = Math.max(1, Math.ceil(q * this.count));
-    const keys = [...this.#counts.keys()].sort((a, b) => a - b);
     let seen = 0;
+    const dense = this.#dense;
+    for (let k = 0; k < dense.length; k++) {
+      seen += dense[k] as number;
+      if (seen >= rank) return Math.min(upperEdge(k), this.max);
+    }
+    const keys = [...this.#sparse.keys()].sort((a, b) => a - b);
     for (const k of keys) {
-      seen += this.#counts.get(k)!;
+      seen += this.#sparse.get(k)!;
       if (seen >= rank) return Math.min(upperEdge(k), this.max);
     }
     return this.max;
