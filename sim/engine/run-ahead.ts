@@ -72,7 +72,7 @@ export class RunAhead {
     this.#done = 0;
     const n = batch.length;
     const need = this.#firstNeed;
-    need.fill(0);
+    for (let k = 0; k <= RUN_AHEAD_MAX; k++) need[k] = 0;
     let minRemaining = Number.POSITIVE_INFINITY;
     for (let i = 0; i < n; i++) {
       const g = batch.generated[i] as number;
