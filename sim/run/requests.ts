@@ -38,6 +38,9 @@ export class Attempt {
   leg: RequestProgress | null = null;
   deadline: EventHandle | null = null;
   decision: RequestRecord['decision'] = 'admit';
+  /** Neighbours in the lifecycle's list of live attempts (oldest first). */
+  prevLive: Attempt | null = null;
+  nextLive: Attempt | null = null;
   /** `d.id` as the engines' request id. */
   readonly engineId: string;
   constructor(readonly d: RequestDescriptor) {
@@ -97,7 +100,13 @@ export interface RunObserver {
 
 export class Lifecycle implements GateHost {
   readonly #o: LifecycleOptions;
-  readonly #live = new Set<Attempt>();
+  /**
+   * Attempts not yet ended, oldest first: a doubly linked list through the attempts
+   * themselves, so joining and leaving it is two pointer writes (no hashing).
+   */
+  #liveHead: Attempt | null = null;
+  #liveTail: Attempt | null = null;
+  #liveCount = 0;
   /** The record every ended attempt's fields are written into (see `LifecycleOptions.record`). */
   readonly #record: RequestRecord = {
     id: '',
@@ -136,15 +145,35 @@ export class Lifecycle implements GateHost {
     for (const n of o.nodes) if (!this.#nodeById.has(n.endpoint.id)) this.#nodeById.set(n.endpoint.id, n);
   }
 
-  /** Attempts not yet ended. */
-  get live(): ReadonlySet<Attempt> {
-    return this.#live;
+  /** How many attempts have not ended yet. */
+  get liveCount(): number {
+    return this.#liveCount;
+  }
+
+  #addLive(a: Attempt): void {
+    const tail = this.#liveTail;
+    a.prevLive = tail;
+    if (tail === null) this.#liveHead = a;
+    else tail.nextLive = a;
+    this.#liveTail = a;
+    this.#liveCount++;
+  }
+
+  #removeLive(a: Attempt): void {
+    const { prevLive: prev, nextLive: next } = a;
+    if (prev === null) this.#liveHead = next;
+    else prev.nextLive = next;
+    if (next === null) this.#liveTail = prev;
+    else next.prevLive = prev;
+    a.prevLive = null;
+    a.nextLive = null;
+    this.#liveCount--;
   }
 
   /** A new attempt arrives at the gateway now. */
   send(d: RequestDescriptor): void {
     const a = new Attempt(d);
-    this.#live.add(a);
+    this.#addLive(a);
     const { sim, admission } = this.#o;
     if (d.deadlineMs !== undefined) {
       const at = Math.max(d.deadlineMs, sim.now());
@@ -396,7 +425,7 @@ export class Lifecycle implements GateHost {
     const now = sim.now();
     const wasExecuting = a.phase === 'prefill' || a.phase === 'decode' || a.phase === 'dispatching';
     a.phase = 'done';
-    this.#live.delete(a);
+    this.#removeLive(a);
     if (a.deadline !== null) {
       sim.cancel(a.deadline);
       a.deadline = null;
@@ -430,8 +459,8 @@ export class Lifecycle implements GateHost {
   /** Records every attempt still in the system at the end of the run. */
   finish(): void {
     const now = this.#o.sim.now();
-    for (const a of [...this.#live]) {
-      this.#live.delete(a);
+    for (let a = this.#liveHead; a !== null; a = this.#liveHead) {
+      this.#removeLive(a);
       this.#o.record(this.#recordOf(a, now, 'in_system', 0, '', false, false));
     }
   }

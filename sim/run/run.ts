@@ -287,7 +287,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     sim.run(next);
     t = next;
     await sink.flush();
-    if (opts.untilIdle && traceDone && t >= traceHorizonMs && lifecycle.live.size === 0) {
+    if (opts.untilIdle && traceDone && t >= traceHorizonMs && lifecycle.liveCount === 0) {
       ranMs = t;
       break;
     }
