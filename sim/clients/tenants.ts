@@ -143,7 +143,10 @@ function tenantModel(
   };
 }
 
-/** Picks a tenant index in proportion to the weights. One RNG draw per pick. */
+/**
+ * Picks a tenant index in proportion to the weights: one RNG draw per pick, none when there
+ * is one tenant (its stream has no other use, so skipping changes nothing else).
+ */
 export class TenantMix {
   readonly #cumulative: number[];
 
@@ -157,6 +160,7 @@ export class TenantMix {
 
   /** Index of the chosen tenant. */
   pick(rng: RandomFn): number {
+    if (this.#cumulative.length === 1) return 0;
     return pickCumulative(rng, this.#cumulative);
   }
 }
