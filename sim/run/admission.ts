@@ -66,7 +66,7 @@ function loxilbAdmission(section: LoxilbGate, clock: Clock, host: GateHost): Adm
     const p = gate.pool(key);
     if (p === undefined)
       throw new Error(`the scenario's rule ${key} is not an AI-gateway service (set sse_mode)`);
-    if (pools.at(-1) !== p) pools.push(p);
+    if (pools[pools.length - 1] !== p) pools.push(p);
     return p;
   };
   live();
