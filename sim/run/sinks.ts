@@ -94,6 +94,11 @@ const FIELD_ROOM = 1024;
 
 const COMMA = 0x2c;
 const NEWLINE = 0x0a;
+/** "00" to "99" as ASCII: a number's digits are written two per division. */
+const DIGIT_PAIRS = Uint8Array.from(
+  Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''),
+  (c) => c.charCodeAt(0),
+);
 
 /**
  * A CSV file written in chunks of bytes. Lines are encoded into an off-heap buffer as they
@@ -186,11 +191,19 @@ class CsvFile {
     let at = this.#used + digits;
     this.#used = at;
     let x = v;
-    do {
-      const q = Math.floor(x / 10);
-      b[--at] = 0x30 + (x - q * 10);
+    while (x >= 100) {
+      const q = Math.floor(x / 100);
+      const r = (x - q * 100) * 2;
+      b[--at] = DIGIT_PAIRS[r + 1] as number;
+      b[--at] = DIGIT_PAIRS[r] as number;
       x = q;
-    } while (x > 0);
+    }
+    if (x >= 10) {
+      b[--at] = DIGIT_PAIRS[x * 2 + 1] as number;
+      b[--at] = DIGIT_PAIRS[x * 2] as number;
+    } else {
+      b[--at] = 0x30 + x;
+    }
   }
 
   /** A number, or nothing for ''. */
