@@ -24,7 +24,7 @@ describe('latency histogram', () => {
   it('orders values beyond the array-counted buckets after every other value', () => {
     const h = new LatencyHistogram();
     for (const v of [1e30, 5, 1e25, 0.5, 5]) h.add(v);
-    // Each is its bucket's upper edge: 0.01 ms above below 1 ms, 0.5 % above beyond.
+    // A quantile is its bucket's upper edge: under 1 ms at most 0.01 ms above the value, beyond at most 0.5 % above.
     expect(h.quantile(0.2)).toBeCloseTo(0.51, 9);
     expect(h.quantile(0.6) / 5).toBeGreaterThanOrEqual(1);
     expect(h.quantile(0.6) / 5).toBeLessThan(1.005);
