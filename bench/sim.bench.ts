@@ -13,12 +13,13 @@ import { performance } from 'node:perf_hooks';
 import { runScenario } from '../sim/run/run.js';
 import { FileSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
+import { REPO_ROOT } from '../sim/scenario/resolve.js';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
   const i = args.indexOf('--scenario');
-  const file = i >= 0 ? args[i + 1]! : new URL('./sim-standard.yaml', import.meta.url).pathname;
+  const file = i >= 0 ? args[i + 1]! : join(REPO_ROOT, 'bench', 'sim-standard.yaml');
   const scenario = await loadScenario(file);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   try {

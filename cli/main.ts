@@ -2,7 +2,9 @@
  * The `sluice` command: one subcommand per file in cli/, assembled here.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
@@ -17,7 +19,7 @@ import { runCommand } from './run.js';
 import { sizeCommand } from './size.js';
 import { validateCommand } from './validate.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
   version: string;
   description: string;
 };

@@ -3,7 +3,7 @@
  * with one endpoint each, the gate's rule with explicit endpoints, endpoint selectors as pool
  * indexes, each replace as the full rule to POST, and the trace file found on disk.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGateError } from '../../gate/errors.js';
@@ -134,8 +134,22 @@ export interface ResolveOptions {
   checkFiles?: boolean;
 }
 
-/** Root of the repository (this file is sim/scenario/resolve.ts). */
-export const REPO_ROOT = resolvePath(dirname(fileURLToPath(import.meta.url)), '../..');
+/**
+ * The nearest directory at or above `dir` that holds Sluice's package.json. This module runs both
+ * from its source (sim/scenario/) and bundled into dist/, so the root is found, not assumed.
+ */
+export function findRepoRoot(dir: string): string {
+  for (let d = dir; ; d = dirname(d)) {
+    const pkg = resolvePath(d, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === 'sluice') {
+      return d;
+    }
+    if (dirname(d) === d) throw new Error(`no package.json of sluice at or above ${dir}`);
+  }
+}
+
+/** Root of the repository. */
+export const REPO_ROOT = findRepoRoot(dirname(fileURLToPath(import.meta.url)));
 
 /**
  * The places a relative data file is looked up, in order: beside the scenario file, in the working
