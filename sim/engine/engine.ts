@@ -415,17 +415,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const previousMs = this.#lastCompletionMs;
     this.#lastCompletionMs = nowMs;
     const b = this.#running;
-    const {
-      seqs,
-      newTokens,
-      computed,
-      computeSpent,
-      numTokens,
-      generated,
-      finishAt,
-      lastTokenStep,
-      lastTokenMs,
-    } = b;
+    const { seqs, newTokens, computed, numTokens, generated, finishAt, lastTokenStep, lastTokenMs } = b;
     const count = b.planned;
     const firstAt = this.#generatedBefore + 1;
     const m = this.#metrics;
@@ -439,7 +429,6 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       const n = newTokens[i] as number;
       const c = (computed[i] as number) + n;
       computed[i] = c;
-      computeSpent[i] = (computeSpent[i] as number) + n;
       if (c < (numTokens[i] as number)) continue;
       const g = (generated[i] as number) + 1;
       generated[i] = g;

@@ -32,8 +32,12 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
   numBlocks = 0;
   /** Output tokens so far, including any made upstream. */
   generated: number;
-  /** Tokens computed for this request on this engine, recomputation included. */
-  computeSpent = 0;
+  /**
+   * Tokens computed on this engine besides `numComputedTokens`: minus those the request arrived
+   * with (KV sent from a prefill engine), plus those a preemption threw away. Kept so that no
+   * step has to count every sequence's computed tokens twice.
+   */
+  computeOffset: number;
   /** The engine's completion count when the request last emitted. */
   lastTokenStep = -1;
   lastTokenMs = Number.NaN;
@@ -56,7 +60,19 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
   ) {
     this.numTokens = numTokens;
     this.numComputedTokens = numComputedTokens;
+    this.computeOffset = -numComputedTokens;
     this.generated = generatedBefore;
+  }
+
+  /** Tokens computed for this request on this engine, recomputation included (while not running). */
+  get computeSpent(): number {
+    return this.numComputedTokens + this.computeOffset;
+  }
+
+  /** Throws away the computed KV (a preemption; the sequence is not running). */
+  dropComputed(): void {
+    this.computeOffset += this.numComputedTokens;
+    this.numComputedTokens = 0;
   }
 
   /** Output tokens emitted by this engine (live while running). */
@@ -79,7 +95,6 @@ export class RunningBatch<R extends EngineRequest> {
   blocks = new Float64Array(INITIAL_CAPACITY);
   generated = new Float64Array(INITIAL_CAPACITY);
   finishAt = new Float64Array(INITIAL_CAPACITY);
-  computeSpent = new Float64Array(INITIAL_CAPACITY);
   lastTokenStep = new Float64Array(INITIAL_CAPACITY);
   lastTokenMs = new Float64Array(INITIAL_CAPACITY);
   /** Tokens entry i computes in the batch (i < `planned`). */
@@ -95,7 +110,6 @@ export class RunningBatch<R extends EngineRequest> {
     this.blocks[i] = seq.numBlocks;
     this.generated[i] = seq.generated;
     this.finishAt[i] = seq.finishAt;
-    this.computeSpent[i] = seq.computeSpent;
     this.lastTokenStep[i] = seq.lastTokenStep;
     this.lastTokenMs[i] = seq.lastTokenMs;
     seq.running = true;
@@ -117,7 +131,6 @@ export class RunningBatch<R extends EngineRequest> {
     seq.numComputedTokens = this.computed[i] as number;
     seq.numBlocks = this.blocks[i] as number;
     seq.generated = this.generated[i] as number;
-    seq.computeSpent = this.computeSpent[i] as number;
     seq.lastTokenStep = this.lastTokenStep[i] as number;
     seq.lastTokenMs = this.lastTokenMs[i] as number;
     seq.running = false;
@@ -174,7 +187,6 @@ export class RunningBatch<R extends EngineRequest> {
     for (let i = 0; i < this.length; i++) {
       const c = (this.computed[i] as number) + steps;
       this.computed[i] = c;
-      this.computeSpent[i] = (this.computeSpent[i] as number) + steps;
       this.generated[i] = (this.generated[i] as number) + steps;
       this.numTokens[i] = (this.numTokens[i] as number) + steps;
       const need = Math.ceil((c + 1) / blockSize);
@@ -204,7 +216,6 @@ export class RunningBatch<R extends EngineRequest> {
     this.blocks[to] = this.blocks[from] as number;
     this.generated[to] = this.generated[from] as number;
     this.finishAt[to] = this.finishAt[from] as number;
-    this.computeSpent[to] = this.computeSpent[from] as number;
     this.lastTokenStep[to] = this.lastTokenStep[from] as number;
     this.lastTokenMs[to] = this.lastTokenMs[from] as number;
     this.newTokens[to] = this.newTokens[from] as number;
@@ -222,7 +233,6 @@ export class RunningBatch<R extends EngineRequest> {
     this.blocks = grown(this.blocks);
     this.generated = grown(this.generated);
     this.finishAt = grown(this.finishAt);
-    this.computeSpent = grown(this.computeSpent);
     this.lastTokenStep = grown(this.lastTokenStep);
     this.lastTokenMs = grown(this.lastTokenMs);
     this.newTokens = grown(this.newTokens);

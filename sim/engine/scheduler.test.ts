@@ -105,6 +105,16 @@ describe('KV blocks and recompute preemption', () => {
     expect(e.metrics().numPreemptions).toBe(1);
   });
 
+  it('counts the tokens a preemption threw away among those computed for nobody', () => {
+    const e = pressured();
+    for (let t = 0; t <= 5; t++) e.step(t);
+    // B was preempted at 5 with its prompt (4) and the decodes of tokens 1-4 computed.
+    expect(e.inspect().waiting[0]).toMatchObject({ id: 'B', numComputedTokens: 0 });
+    e.abort('B', 5.5);
+    expect(e.metrics().abortedComputedTokens).toBe(8);
+    expect(e.metrics().abortedGeneratedTokens).toBe(5);
+  });
+
   it('the preempted request resumes first, recomputes prompt + output, and keeps its emitted tokens', () => {
     const e = pressured();
     const steps = runToIdle(e);
@@ -159,6 +169,16 @@ describe('abort (client cancel)', () => {
     expect(m.abortedGeneratedTokens).toBe(3);
     // 8 prompt tokens, then decodes of tokens 1 and 2 (token 3's decode was in flight).
     expect(m.abortedComputedTokens).toBe(10);
+  });
+
+  it('does not count the KV a decode engine received as computed there', () => {
+    const e = unitStepEngine({}, { role: 'decode' });
+    e.submit({ id: 'd', promptTokens: 8, outputTokens: 5 }, 0);
+    e.step(0);
+    e.step(1);
+    e.abort('d', 1.5);
+    // One decode completed here (the second is in flight); the 8 prompt tokens came with the request.
+    expect(e.metrics().abortedComputedTokens).toBe(1);
   });
 
   it('the aborted request gets no token from the batch that was in flight', () => {

@@ -324,7 +324,7 @@ function preemptForAt<R extends EngineRequest>(
     const victim = batch.pop();
     kv.release(victim.numBlocks);
     victim.numBlocks = 0;
-    victim.numComputedTokens = 0;
+    victim.dropComputed();
     waiting.pushFront(victim);
     plan.preempted.push(victim);
     if (last === i) return false;
