@@ -52,9 +52,10 @@ export interface VllmEngineConfig {
    */
   readonly reportTokens?: boolean;
   /**
-   * Return the same outcome object (and batch description) from every `step`, refilled: an
-   * outcome is then valid only until the next `step` call. For hosts that handle each outcome
-   * at once; saves two allocations per step. @default false
+   * Return the same outcome object (and batch description) from every `step`, refilled, and
+   * the same accepted result from every `submit`: an outcome is then valid only until the
+   * next `step` call and a result until the next `submit`. For hosts that handle each at
+   * once; saves allocations per step and per request. @default false
    */
   readonly reuseOutcome?: boolean;
   /**
@@ -103,8 +104,7 @@ function emptyBatchInfo(): Mutable<BatchInfo> {
   return { startMs: 0, durationMs: 0, numSeqs: 0, numTokens: 0, numPrefillTokens: 0 };
 }
 
-/** The result of every accepted submit (read-only, so one object serves them all). */
-const ACCEPTED: SubmitResult = Object.freeze({ accepted: true });
+type Accepted = { accepted: true; progress: RequestProgress };
 
 /** Host calls may be this much early (ms) against `nextStepAt()`, to absorb rounding. */
 const EARLY_TOLERANCE_MS = 1e-6;
@@ -149,6 +149,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #reused: {
     outcome: Mutable<StepOutcome<R>>;
     batch: Mutable<BatchInfo>;
+    accepted: Accepted;
     firstTokens: R[];
     finished: Mutable<FinishedRequest<R>>[];
     finishedPool: Mutable<FinishedRequest<R>>[];
@@ -174,6 +175,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       ? {
           outcome: emptyOutcome<R>(),
           batch: emptyBatchInfo(),
+          accepted: { accepted: true, progress: { emittedTokens: 0 } },
           firstTokens: [],
           finished: [],
           finishedPool: [],
@@ -211,11 +213,10 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     if (!Number.isInteger(p) || !Number.isInteger(o) || p < 1 || o < minOutput) {
       return { accepted: false, reason: 'invalid' };
     }
-    if (this.#byId.has(request.id)) return { accepted: false, reason: 'duplicate_id' };
+    const byId = this.#byId;
+    const held = byId.size;
     const l = this.#cfg.limits;
-    if (p + o > l.maxModelLen || blocksFor(p + o, l.blockSize) > l.numGpuBlocks) {
-      return { accepted: false, reason: 'too_long' };
-    }
+    const tooLong = p + o > l.maxModelLen || blocksFor(p + o, l.blockSize) > l.numGpuBlocks;
     const kvArrives = this.#role === 'decode';
     const seq = new Seq<R>(
       this.#running,
@@ -226,11 +227,32 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       this.#generatedBefore,
       this.#role === 'prefill' ? 1 : o,
     );
-    this.#byId.set(request.id, seq);
+    // One map operation on the common path: the id is new exactly when the map grows.
+    byId.set(request.id, seq);
+    if (byId.size === held) {
+      byId.set(request.id, this.#heldWithId(request.id));
+      return { accepted: false, reason: 'duplicate_id' };
+    }
+    if (tooLong) {
+      byId.delete(request.id);
+      return { accepted: false, reason: 'too_long' };
+    }
     this.#waiting.pushBack(seq);
     this.#ahead?.drop();
     if (Number.isNaN(this.#inFlightEndMs) && Number.isNaN(this.#readyAtMs)) this.#readyAtMs = nowMs;
-    return ACCEPTED;
+    const accepted = this.#reused?.accepted ?? ({ accepted: true } as Accepted);
+    accepted.progress = seq;
+    return accepted;
+  }
+
+  /** The held sequence of request `id` (a search, for the rare duplicate submit). */
+  #heldWithId(id: string): Seq<R> {
+    const b = this.#running;
+    for (let i = 0; i < b.length; i++)
+      if ((b.seqs[i] as Seq<R>).request.id === id) return b.seqs[i] as Seq<R>;
+    const held = this.#waiting.toArray().find((s) => s.request.id === id);
+    if (held === undefined) throw new Error(`internal: no held request ${id}`);
+    return held;
   }
 
   abort(id: string, _nowMs: number): R | undefined {

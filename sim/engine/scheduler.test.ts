@@ -141,7 +141,7 @@ describe('KV blocks and recompute preemption', () => {
       accepted: false,
       reason: 'too_long',
     });
-    expect(e.submit({ id: 'z', promptTokens: 15, outputTokens: 1 }, 0)).toEqual({ accepted: true });
+    expect(e.submit({ id: 'z', promptTokens: 15, outputTokens: 1 }, 0)).toMatchObject({ accepted: true });
     expect(e.submit({ id: 'z', promptTokens: 1, outputTokens: 1 }, 0)).toEqual({
       accepted: false,
       reason: 'duplicate_id',
@@ -150,6 +150,45 @@ describe('KV blocks and recompute preemption', () => {
       accepted: false,
       reason: 'invalid',
     });
+  });
+});
+
+describe('request ids', () => {
+  it('hands over the progress of an accepted request, the same object progress(id) returns', () => {
+    const e = unitStepEngine();
+    const r = e.submit({ id: 'a', promptTokens: 4, outputTokens: 3 }, 0);
+    expect(r.accepted && r.progress).toBe(e.progress('a'));
+    e.step(0);
+    e.step(1);
+    expect(e.progress('a')?.emittedTokens).toBe(1);
+  });
+
+  it('refuses a duplicate id and keeps the request it holds, running or waiting', () => {
+    const e = unitStepEngine();
+    const a = { id: 'a', promptTokens: 4, outputTokens: 5 };
+    const b = { id: 'b', promptTokens: 4, outputTokens: 5 };
+    e.submit(a, 0);
+    e.step(0);
+    e.submit(b, 0.5);
+    expect(e.inspect().running.map((s) => s.id)).toEqual(['a']);
+    expect(e.inspect().waiting.map((s) => s.id)).toEqual(['b']);
+    for (const id of ['a', 'b']) {
+      expect(e.submit({ id, promptTokens: 2, outputTokens: 1 }, 0.5)).toEqual({
+        accepted: false,
+        reason: 'duplicate_id',
+      });
+    }
+    expect(e.abort('a', 0.6)).toBe(a);
+    expect(e.abort('b', 0.6)).toBe(b);
+    expect(e.nextStepAt()).toBe(1);
+  });
+
+  it('holds nothing of a request refused as too long', () => {
+    const e = unitStepEngine({ maxModelLen: 16 });
+    expect(e.submit({ id: 'x', promptTokens: 16, outputTokens: 1 }, 0)).toMatchObject({ reason: 'too_long' });
+    expect(e.progress('x')).toBeUndefined();
+    expect(e.nextStepAt()).toBeNull();
+    expect(e.submit({ id: 'x', promptTokens: 8, outputTokens: 1 }, 0)).toMatchObject({ accepted: true });
   });
 });
 

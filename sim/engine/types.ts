@@ -46,9 +46,13 @@ export type SubmitRejection =
   /** Token counts are not positive integers, or a decode-role request has nothing to decode. */
   | 'invalid';
 
-/** Result of `submit`: a rejection is a value, not a thrown error. */
+/**
+ * Result of `submit`: a rejection is a value, not a thrown error. An engine that tracks
+ * progress may hand the accepted request's progress over with the acceptance (what
+ * {@link TrackedEngine.progress} would return for it), saving the host a lookup.
+ */
 export type SubmitResult =
-  | { readonly accepted: true }
+  | { readonly accepted: true; readonly progress?: RequestProgress }
   | { readonly accepted: false; readonly reason: SubmitRejection };
 
 /** A request that completed in a step. */

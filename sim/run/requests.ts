@@ -330,7 +330,7 @@ export class Lifecycle implements GateHost {
     }
     a.phase = phase === 'prefill' ? 'prefill' : 'decode';
     if (!d.pd) a.phase = 'decode';
-    a.leg = node.engine.progress(req.id) ?? null;
+    a.leg = res.progress ?? node.engine.progress(req.id) ?? null;
   }
 
   /**
