@@ -6,15 +6,13 @@
  * k6 bundle could not resolve (it probes `require('crypto')`).
  */
 
+import { type Arc4State, Arc4Stream } from '../../sim/kernel/arc4.js';
+
 /** A uniform random source on [0, 1). */
 export type Uniform = () => number;
 
 const WIDTH = 256;
 const MASK = WIDTH - 1;
-const CHUNKS = 6;
-const START_DENOM = WIDTH ** CHUNKS;
-const SIGNIFICANCE = 2 ** 52;
-const OVERFLOW = SIGNIFICANCE * 2;
 
 /** seedrandom's `mixkey`: folds a string into a key of at most 256 bytes. */
 function mixKey(seed: string): number[] {
@@ -27,66 +25,38 @@ function mixKey(seed: string): number[] {
   return key;
 }
 
-/** The ARC4 keystream, with the first 256 bytes discarded (as seedrandom does). */
-class Arc4 {
-  #i = 0;
-  #j = 0;
-  readonly #s: number[] = [];
-
-  constructor(key: number[]) {
-    const k = key.length === 0 ? [0] : key;
-    const s = this.#s;
-    for (let i = 0; i < WIDTH; i++) s[i] = i;
-    let j = 0;
-    for (let i = 0; i < WIDTH; i++) {
-      const t = s[i] as number;
-      j = MASK & (j + (k[i % k.length] as number) + t);
-      s[i] = s[j] as number;
-      s[j] = t;
-    }
-    this.g(WIDTH);
+/**
+ * The ARC4 state seedrandom keys from `key`: the key schedule, then the first 256 bytes of the
+ * keystream discarded.
+ */
+function keyedState(key: string): Arc4State {
+  const k = mixKey(key);
+  if (k.length === 0) k.push(0);
+  const s: number[] = [];
+  for (let i = 0; i < WIDTH; i++) s[i] = i;
+  let j = 0;
+  for (let i = 0; i < WIDTH; i++) {
+    const t = s[i] as number;
+    j = MASK & (j + (k[i % k.length] as number) + t);
+    s[i] = s[j] as number;
+    s[j] = t;
   }
-
-  /** The next `count` bytes as one big-endian number. */
-  g(count: number): number {
-    const s = this.#s;
-    let i = this.#i;
-    let j = this.#j;
-    let r = 0;
-    for (let c = 0; c < count; c++) {
-      i = MASK & (i + 1);
-      const t = s[i] as number;
-      j = MASK & (j + t);
-      const sj = s[j] as number;
-      s[i] = sj;
-      s[j] = t;
-      r = r * WIDTH + (s[MASK & (sj + t)] as number);
-    }
-    this.#i = i;
-    this.#j = j;
-    return r;
+  let i = 0;
+  j = 0;
+  for (let c = 0; c < WIDTH; c++) {
+    i = MASK & (i + 1);
+    const t = s[i] as number;
+    j = MASK & (j + t);
+    s[i] = s[j] as number;
+    s[j] = t;
   }
+  return { i, j, S: s };
 }
 
 /** A generator equal to `seedrandom(key).double`. */
 export function arc4Uniform(key: string): Uniform {
-  const arc4 = new Arc4(mixKey(key));
-  return () => {
-    let n = arc4.g(CHUNKS);
-    let d = START_DENOM;
-    let x = 0;
-    while (n < SIGNIFICANCE) {
-      n = (n + x) * WIDTH;
-      d *= WIDTH;
-      x = arc4.g(1);
-    }
-    while (n >= OVERFLOW) {
-      n /= 2;
-      d /= 2;
-      x >>>= 1;
-    }
-    return (n + x) / d;
-  };
+  const stream = new Arc4Stream(keyedState(key));
+  return () => stream.double();
 }
 
 /**

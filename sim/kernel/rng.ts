@@ -4,9 +4,11 @@
  * Every random source in a run (arrivals, prompt lengths, step jitter, ...) draws from its own
  * stream, derived from the run seed and the source's name. Adding draws to one stream never
  * shifts another, so a scenario change in one place does not reshuffle the rest of the run.
- * Streams use seedrandom's ARC4 generator keyed by `"<seed>/<name>"`.
+ * Streams use seedrandom's ARC4 generator keyed by `"<seed>/<name>"` (drawn through
+ * {@link Arc4Stream}, which gives the same numbers without allocating).
  */
 import seedrandom from 'seedrandom';
+import { Arc4Stream } from './arc4.js';
 
 /** Parameters of a lognormal distribution: ln X ~ Normal(mu, sigma). */
 export interface LognormalParams {
@@ -130,8 +132,8 @@ export class Rng {
  * sequence; different names give independent sequences.
  */
 export function rngStream(seed: string | number, name: string): Rng {
-  const prng = seedrandom(`${seed}/${name}`);
-  return new Rng(() => prng.double());
+  const stream = new Arc4Stream(seedrandom(`${seed}/${name}`, { state: true }).state());
+  return new Rng(() => stream.double());
 }
 
 /** Lognormal parameters with the given median and 95th percentile (p95 > median > 0). */
