@@ -42,6 +42,8 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
   lastTokenStep = -1;
   lastTokenMs = Number.NaN;
   preemptions = 0;
+  /** Its place among the requests the engine accepted (submit order). */
+  order = 0;
   firstScheduledMs = Number.NaN;
   firstTokenMs = Number.NaN;
 

@@ -192,6 +192,49 @@ describe('request ids', () => {
   });
 });
 
+describe('without an id index (indexIds: false)', () => {
+  for (const indexIds of [true, false]) {
+    it(`finds running and waiting requests by id (indexIds: ${indexIds})`, () => {
+      const e = unitStepEngine({ maxNumSeqs: 1 }, { indexIds });
+      const a = { id: 'a', promptTokens: 4, outputTokens: 5 };
+      const b = { id: 'b', promptTokens: 4, outputTokens: 5 };
+      e.submit(a, 0);
+      e.submit(b, 0);
+      e.step(0);
+      e.step(1);
+      expect(e.progress('a')?.emittedTokens).toBe(1);
+      expect(e.progress('b')?.emittedTokens).toBe(0);
+      expect(e.progress('c')).toBeUndefined();
+      expect(e.abort('b', 1.5)).toBe(b);
+      expect(e.abort('b', 1.5)).toBeUndefined();
+      expect(e.abort('a', 1.5)).toBe(a);
+      expect(e.nextStepAt()).toBe(2);
+      e.step(2);
+      expect(e.nextStepAt()).toBeNull();
+    });
+
+    it(`a restart loses the held requests in submit order, preempted ones too (indexIds: ${indexIds})`, () => {
+      // Two may run; the third waits; blocks run out and preempt the newest running one.
+      const e = unitStepEngine(
+        { maxNumSeqs: 2, blockSize: 4, numGpuBlocks: 4, maxModelLen: 16 },
+        { indexIds },
+      );
+      for (const id of ['A', 'B', 'C']) e.submit({ id, promptTokens: 4, outputTokens: 10 }, 0);
+      for (let t = 0; t <= 5; t++) e.step(t);
+      expect(e.inspect().waiting.map((s) => s.id)).toEqual(['B', 'C']);
+      e.submit({ id: 'D', promptTokens: 4, outputTokens: 2 }, 5.5);
+      expect(e.restart(6).map((r) => r.id)).toEqual(['A', 'B', 'C', 'D']);
+      expect(e.nextStepAt()).toBeNull();
+    });
+  }
+
+  it('does not refuse a duplicate id: the host promises unique ones', () => {
+    const e = unitStepEngine({}, { indexIds: false });
+    e.submit({ id: 'a', promptTokens: 4, outputTokens: 2 }, 0);
+    expect(e.submit({ id: 'a', promptTokens: 4, outputTokens: 2 }, 0).accepted).toBe(true);
+  });
+});
+
 describe('abort (client cancel)', () => {
   it('frees the blocks of a running request and counts the tokens made for nobody', () => {
     const e = unitStepEngine({ blockSize: 4 });

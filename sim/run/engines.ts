@@ -105,6 +105,9 @@ export function buildEngines(
         reportTokens: false,
         reuseOutcome: true,
         histograms: false,
+        // Every attempt has an id of its own (a counter), and an id is looked up only when a
+        // client leaves while its request is on the engine.
+        indexIds: false,
         ...(runAhead ? { runAhead: { quantizeMs: roundToUs } } : {}),
         stepTime: (b) => model(b) * node.slowdown,
         ...(g.cold_start
