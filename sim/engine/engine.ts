@@ -527,10 +527,12 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
 
   /** Retires RUNNING entry `i`, which emitted its last token; it leaves RUNNING in `dropFinished`. */
   #finish(i: number): void {
-    const seq = this.#running.writeBack(i);
+    const b = this.#running;
+    // The histograms read the request's timestamps; otherwise only its output count matters now.
+    const seq = this.#histograms ? b.writeBack(i) : b.retire(i);
     const reason = this.#role === 'prefill' ? 'length' : (seq.request.finishReason ?? 'stop');
     seq.gone = true;
-    this.#kv.release(seq.numBlocks);
+    this.#kv.release(b.blocks[i] as number);
     seq.numBlocks = 0;
     this.#byId?.delete(seq.request.id);
     if (this.#histograms) {

@@ -139,6 +139,17 @@ export class RunningBatch<R extends EngineRequest> {
     return seq;
   }
 
+  /**
+   * Entry `i` finished: copies back only its output count (what {@link Seq.emittedTokens}
+   * reads), leaving the sequence's other counters stale. It leaves RUNNING in `dropFinished`.
+   */
+  retire(i: number): Seq<R> {
+    const seq = this.seqs[i] as Seq<R>;
+    seq.generated = this.generated[i] as number;
+    seq.running = false;
+    return seq;
+  }
+
   /** Removes the last entry (written back). */
   pop(): Seq<R> {
     const i = --this.length;
