@@ -39,14 +39,18 @@ export function rooflineStepTime(p: RooflineParams): StepTimeModel {
   const memBytesPerSec = p.memBandwidthBytesPerSec * p.memEfficiency;
   const flopsPerSec = p.tensorParallel * p.peakFlopsPerSec * p.mfu;
   const tpMs = p.tensorParallel > 1 ? 2 * p.numLayers * p.allReduceMs : 0;
+  // The constant parts of the formula, each computed as the formula groups it (so every step
+  // time is the same double as evaluating it whole), once instead of at every step.
+  const weightPerGpu = p.weightBytes / p.tensorParallel;
+  const kvPerTokenPerGpu = p.kvBytesPerToken / p.tensorParallel;
+  const flopsPerToken = 2 * p.paramCount;
+  const flopsPerAttention = 4 * p.numLayers * p.hiddenSize;
+  const { stepOverheadMs, perSeqOverheadMs } = p;
   return (b) => {
-    const memMs =
-      ((p.weightBytes / p.tensorParallel + (p.kvBytesPerToken / p.tensorParallel) * b.contextTokens) /
-        memBytesPerSec) *
-      1000;
-    const flops = 2 * p.paramCount * b.numTokens + 4 * p.numLayers * p.hiddenSize * b.prefillAttentionTokens2;
+    const memMs = ((weightPerGpu + kvPerTokenPerGpu * b.contextTokens) / memBytesPerSec) * 1000;
+    const flops = flopsPerToken * b.numTokens + flopsPerAttention * b.prefillAttentionTokens2;
     const cmpMs = (flops / flopsPerSec) * 1000;
-    return p.stepOverheadMs + p.perSeqOverheadMs * b.numSeqs + Math.max(memMs, cmpMs) + tpMs;
+    return stepOverheadMs + perSeqOverheadMs * b.numSeqs + Math.max(memMs, cmpMs) + tpMs;
   };
 }
 
