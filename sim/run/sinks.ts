@@ -15,6 +15,7 @@ import {
   SECOND_SCALAR_COLUMNS,
   type SecondRow,
 } from './records.js';
+import { encodeRequestLine, REQUEST_NUMBERS_ROOM } from './request-line.js';
 
 /** Receives a run's outputs as they are produced. */
 export interface RunSink {
@@ -89,23 +90,13 @@ export function csvLine(row: readonly unknown[]): string {
 
 /** Bytes of lines gathered before they are handed to the file stream. */
 const CHUNK_BYTES = 64 * 1024;
-/** Room kept free for one field written byte by byte (longer ones take the slow path). */
-const FIELD_ROOM = 1024;
-
-const COMMA = 0x2c;
-const NEWLINE = 0x0a;
-/** "00" to "99" as ASCII: a number's digits are written two per division. */
-const DIGIT_PAIRS = Uint8Array.from(
-  Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''),
-  (c) => c.charCodeAt(0),
-);
 
 /**
  * A CSV file written in chunks of bytes. Lines are encoded into an off-heap buffer as they
  * come, so the text waiting for the disk (a stream holds what it was given until the event
  * loop runs, i.e. until the next `flush`) is not a heap of strings for the garbage collector
- * to copy and promote. Hot rows can be written field by field ({@link text}, {@link num},
- * {@link bool}, {@link sep}, {@link end}) with no string built for the line.
+ * to copy and promote. A hot row can be encoded in place ({@link reserve}, {@link commit})
+ * with no string built for the line.
  */
 class CsvFile {
   readonly #out: WriteStream;
@@ -124,108 +115,20 @@ class CsvFile {
     this.#put(line);
   }
 
-  /** A text field, quoted when it needs to be (as {@link csvField}). */
-  text(s: string): void {
-    const n = s.length;
-    if (n > FIELD_ROOM) {
-      this.#put(csvText(s));
-      return;
-    }
-    this.#room(FIELD_ROOM);
-    const b = this.#chunk;
-    let at = this.#used;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      // Quotes, commas, line breaks and non-ASCII text take the general path.
-      if (c >= 0x80 || c === 0x22 || c === COMMA || c === 0x0d || c === NEWLINE) {
-        this.#put(csvText(s));
-        return;
-      }
-      b[at++] = c;
-    }
-    this.#used = at;
+  /** The chunk, with at least `bytes` free from {@link used} on (for a line encoded in place). */
+  reserve(bytes: number): Uint8Array {
+    this.#room(bytes);
+    return this.#chunk;
   }
 
-  /** A number, as `String(v)` prints it. */
-  num(v: number): void {
-    this.#room(FIELD_ROOM);
-    if (v >= 0 && v < 1e12) {
-      if (Number.isInteger(v)) {
-        this.#digits(v);
-        return;
-      }
-      // A value with at most three decimals (the run's times are rounded to µs) and at most
-      // 15 significant digits: the shortest decimal that reads back as v, which is what
-      // String prints, is k/1000 written out (no other decimal of 15 digits or fewer reads
-      // back as the same double).
-      const k = Math.round(v * 1000);
-      if (k / 1000 === v) {
-        const whole = Math.floor(k / 1000);
-        let frac = k - whole * 1000;
-        this.#digits(whole);
-        const b = this.#chunk;
-        b[this.#used++] = 0x2e;
-        let width = 3;
-        while (frac % 10 === 0) {
-          frac /= 10;
-          width--;
-        }
-        let at = this.#used + width;
-        this.#used = at;
-        for (let i = 0; i < width; i++) {
-          const q = Math.floor(frac / 10);
-          b[--at] = 0x30 + (frac - q * 10);
-          frac = q;
-        }
-        return;
-      }
-    }
-    this.#putAscii(String(v));
+  /** Where the next line starts in the chunk. */
+  get used(): number {
+    return this.#used;
   }
 
-  /** A non-negative integer below 1e15, in decimal digits (room already made). */
-  #digits(v: number): void {
-    const b = this.#chunk;
-    let digits = 1;
-    for (let p = 10; p <= v; p *= 10) digits++;
-    let at = this.#used + digits;
-    this.#used = at;
-    let x = v;
-    while (x >= 100) {
-      const q = Math.floor(x / 100);
-      const r = (x - q * 100) * 2;
-      b[--at] = DIGIT_PAIRS[r + 1] as number;
-      b[--at] = DIGIT_PAIRS[r] as number;
-      x = q;
-    }
-    if (x >= 10) {
-      b[--at] = DIGIT_PAIRS[x * 2 + 1] as number;
-      b[--at] = DIGIT_PAIRS[x * 2] as number;
-    } else {
-      b[--at] = 0x30 + x;
-    }
-  }
-
-  /** A number, or nothing for ''. */
-  numOrEmpty(v: number | ''): void {
-    if (v !== '') this.num(v);
-  }
-
-  bool(v: boolean): void {
-    this.#room(FIELD_ROOM);
-    this.#putAscii(v ? 'true' : 'false');
-  }
-
-  /** The comma between two fields. */
-  sep(): void {
-    this.#room(1);
-    this.#chunk[this.#used++] = COMMA;
-  }
-
-  /** Ends the line. */
-  end(): void {
-    this.#room(1);
-    this.#chunk[this.#used++] = NEWLINE;
+  /** Takes the bytes up to `end`, encoded in place after {@link reserve}, as written. */
+  commit(end: number): void {
+    this.#used = end;
   }
 
   /**
@@ -240,16 +143,8 @@ class CsvFile {
 
   /** Any string, as UTF-8. */
   #put(s: string): void {
-    this.#room(s.length * 3 + FIELD_ROOM);
+    this.#room(s.length * 3);
     this.#used += this.#chunk.write(s, this.#used, 'utf8');
-  }
-
-  /** A short ASCII string (room already made). */
-  #putAscii(s: string): void {
-    const b = this.#chunk;
-    let at = this.#used;
-    for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
-    this.#used = at;
   }
 
   /** Hands the gathered bytes to the stream (which keeps the buffer) and starts a new one. */
@@ -270,57 +165,16 @@ class CsvFile {
   }
 }
 
-/**
- * Writes a request record's line into `f`, field by field: the same bytes as
- * `csvLine(REQUEST_COLUMNS.map((c) => r[c]))`: numbers and booleans as `String` prints them,
- * '' as nothing; enumerated fields (protocol, decision, outcome) go through {@link CsvFile.text}
- * like the others.
- */
+/** Room reserved in the chunk for one request line; longer text fields take the generic path. */
+const REQUEST_LINE_ROOM = 2048;
+
+/** Writes a request record's line into `f`, encoded in place when it can be (see `request-line.ts`). */
 function writeRequestLine(f: CsvFile, r: RequestRecord): void {
-  f.text(r.id);
-  f.sep();
-  f.text(r.logical_id);
-  f.sep();
-  f.num(r.attempt);
-  f.sep();
-  f.text(r.tenant);
-  f.sep();
-  f.num(r.sent_ms);
-  f.sep();
-  f.text(r.protocol);
-  f.sep();
-  f.bool(r.stream);
-  f.sep();
-  f.bool(r.pd);
-  f.sep();
-  f.bool(r.inference);
-  f.sep();
-  f.num(r.prompt_tokens);
-  f.sep();
-  f.num(r.output_tokens);
-  f.sep();
-  f.text(r.decision);
-  f.sep();
-  f.text(r.outcome);
-  f.sep();
-  f.num(r.status);
-  f.sep();
-  f.text(r.error);
-  f.sep();
-  f.text(r.endpoint);
-  f.sep();
-  f.numOrEmpty(r.queue_wait_ms);
-  f.sep();
-  f.numOrEmpty(r.ttft_ms);
-  f.sep();
-  f.numOrEmpty(r.e2e_ms);
-  f.sep();
-  f.bool(r.good);
-  f.sep();
-  f.num(r.generated_tokens);
-  f.sep();
-  f.num(r.wasted_tokens);
-  f.end();
+  const b = f.reserve(REQUEST_LINE_ROOM);
+  const start = f.used;
+  const end = encodeRequestLine(b, start, r, start + REQUEST_LINE_ROOM - REQUEST_NUMBERS_ROOM);
+  if (end >= 0) f.commit(end);
+  else f.pushLine(csvLine(REQUEST_COLUMNS.map((c) => r[c])));
 }
 
 /** Writes `requests.csv`, `timeseries.csv` and `summary.json` into `dir`. */

@@ -1,0 +1,159 @@
+/**
+ * A request record's CSV line encoded straight into a byte buffer: the hot path of
+ * `requests.csv`, one line per attempt, millions per run. The bytes are those of the generic
+ * formatter (`csvLine` in `sinks.ts`, itself checked against csv-stringify): numbers as `String`
+ * prints them, booleans as true/false, '' as nothing. A line with a text field that needs
+ * quoting, is not ASCII or is too long for the room given is refused (-1), and the caller
+ * formats it the generic way. `sinks.test.ts` compares the two on awkward records.
+ */
+import type { RequestRecord } from './records.js';
+
+const COMMA = 0x2c;
+const NEWLINE = 0x0a;
+/** "00" to "99" as ASCII: a number's digits are written two per division. */
+const DIGIT_PAIRS = Uint8Array.from(
+  Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''),
+  (c) => c.charCodeAt(0),
+);
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+
+/** Bytes a line's 14 numbers and booleans may take at most (`String` of a double is at most 24 characters), with their commas. */
+export const REQUEST_NUMBERS_ROOM = 14 * 25 + 22;
+
+/**
+ * Encodes `r`'s line (with its newline) into `b` from `at`; the text fields must end by `textLimit`,
+ * and `b` must hold {@link REQUEST_NUMBERS_ROOM} bytes past it.
+ * @returns the end of the line, or -1 when a text field needs the generic formatter
+ */
+export function encodeRequestLine(b: Uint8Array, at: number, r: RequestRecord, textLimit: number): number {
+  let p = putText(b, at, r.id, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putText(b, p, r.logical_id, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putNum(b, p, r.attempt);
+  b[p++] = COMMA;
+  p = putText(b, p, r.tenant, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putNum(b, p, r.sent_ms);
+  b[p++] = COMMA;
+  p = putText(b, p, r.protocol, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putBool(b, p, r.stream);
+  b[p++] = COMMA;
+  p = putBool(b, p, r.pd);
+  b[p++] = COMMA;
+  p = putBool(b, p, r.inference);
+  b[p++] = COMMA;
+  p = putNum(b, p, r.prompt_tokens);
+  b[p++] = COMMA;
+  p = putNum(b, p, r.output_tokens);
+  b[p++] = COMMA;
+  p = putText(b, p, r.decision, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putText(b, p, r.outcome, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putNum(b, p, r.status);
+  b[p++] = COMMA;
+  p = putText(b, p, r.error, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  p = putText(b, p, r.endpoint, textLimit);
+  if (p < 0) return -1;
+  b[p++] = COMMA;
+  if (r.queue_wait_ms !== '') p = putNum(b, p, r.queue_wait_ms);
+  b[p++] = COMMA;
+  if (r.ttft_ms !== '') p = putNum(b, p, r.ttft_ms);
+  b[p++] = COMMA;
+  if (r.e2e_ms !== '') p = putNum(b, p, r.e2e_ms);
+  b[p++] = COMMA;
+  p = putBool(b, p, r.good);
+  b[p++] = COMMA;
+  p = putNum(b, p, r.generated_tokens);
+  b[p++] = COMMA;
+  p = putNum(b, p, r.wasted_tokens);
+  b[p++] = NEWLINE;
+  return p;
+}
+
+/** A text field that needs no quotes, in ASCII, ending by `limit`; else -1. */
+function putText(b: Uint8Array, at: number, s: string, limit: number): number {
+  const n = s.length;
+  if (at + n > limit) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    // Quotes, commas, line breaks and non-ASCII text take the generic path.
+    if (c >= 0x80 || c === 0x22 || c === COMMA || c === 0x0d || c === NEWLINE) return -1;
+    b[at + i] = c;
+  }
+  return at + n;
+}
+
+function putBool(b: Uint8Array, at: number, v: boolean): number {
+  const bytes = v ? TRUE : FALSE;
+  for (let i = 0; i < bytes.length; i++) b[at + i] = bytes[i] as number;
+  return at + bytes.length;
+}
+
+/** A number, as `String(v)` prints it. */
+function putNum(b: Uint8Array, at: number, v: number): number {
+  if (v >= 0 && v < 1e12) {
+    if (Number.isInteger(v)) return putDigits(b, at, v);
+    // A value with at most three decimals (the run's times are rounded to µs) and at most
+    // 15 significant digits: the shortest decimal that reads back as v, which is what
+    // String prints, is k/1000 written out (no other decimal of 15 digits or fewer reads
+    // back as the same double).
+    const k = Math.round(v * 1000);
+    if (k / 1000 === v) {
+      const whole = Math.floor(k / 1000);
+      let frac = k - whole * 1000;
+      let p = putDigits(b, at, whole);
+      b[p++] = 0x2e;
+      let width = 3;
+      while (frac % 10 === 0) {
+        frac /= 10;
+        width--;
+      }
+      let q = p + width;
+      const end = q;
+      for (let i = 0; i < width; i++) {
+        const d = Math.floor(frac / 10);
+        b[--q] = 0x30 + (frac - d * 10);
+        frac = d;
+      }
+      return end;
+    }
+  }
+  const s = String(v);
+  for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
+  return at + s.length;
+}
+
+/** A non-negative integer below 1e15, in decimal digits. */
+function putDigits(b: Uint8Array, at: number, v: number): number {
+  let digits = 1;
+  for (let p = 10; p <= v; p *= 10) digits++;
+  const end = at + digits;
+  let q = end;
+  let x = v;
+  while (x >= 100) {
+    const d = Math.floor(x / 100);
+    const r = (x - d * 100) * 2;
+    b[--q] = DIGIT_PAIRS[r + 1] as number;
+    b[--q] = DIGIT_PAIRS[r] as number;
+    x = d;
+  }
+  if (x >= 10) {
+    b[--q] = DIGIT_PAIRS[x * 2 + 1] as number;
+    b[--q] = DIGIT_PAIRS[x * 2] as number;
+  } else {
+    b[--q] = 0x30 + x;
+  }
+  return end;
+}
