@@ -82,6 +82,7 @@ function filesOf(dir: string): Map<string, Buffer> {
 describe('the bundled CLI', () => {
   // A build of its own inside the repository (so that the bundle finds the package root and
   // node_modules as dist/ does), leaving dist/ to whatever else runs now.
+  mkdirSync(join(REPO_ROOT, 'out'), { recursive: true });
   const buildDir = mkdtempSync(join(REPO_ROOT, 'out', 'bundle-test-'));
   const work = mkdtempSync(join(tmpdir(), 'sluice-bundle-'));
   afterAll(() => {
