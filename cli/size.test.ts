@@ -2,7 +2,7 @@
  * `sluice size`, `merge` and `check` as a user runs them: exit codes (0 ok,
  * 1 regression, 2 bad input), stdout and stderr. One test runs the real
  * binary; the rest drive the same command tree in process (a process start
- * costs a second or two of tsx start-up).
+ * costs up to a second or two of tsx start-up when the bundle in dist/ is stale).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-/** For tests: runs the real `sluice` binary as a user does (a process start costs a second or two of tsx start-up). */
+/** For tests: runs the real `sluice` binary as a user does (a process start costs up to a second or two: tsx when the bundle in dist/ is stale). */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
