@@ -131,7 +131,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   /** The held requests by id, with `indexIds` (else null). */
   readonly #byId: Map<string, Seq<R>> | null;
   /** Requests accepted so far: the order of the held ones, for `restart`. */
-  #accepted = 0;
+  #acceptedCount = 0;
   readonly #waiting = new Deque<Seq<R>>();
   /** RUNNING; its planned prefix is the batch in flight (while `#inFlightEndMs` is not NaN). */
   readonly #running = new RunningBatch<R>();
@@ -248,7 +248,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       if (tooLong) byId.delete(request.id);
     }
     if (tooLong) return { accepted: false, reason: 'too_long' };
-    seq.order = this.#accepted++;
+    seq.order = this.#acceptedCount++;
     this.#waiting.pushBack(seq);
     this.#ahead?.drop();
     if (Number.isNaN(this.#inFlightEndMs) && Number.isNaN(this.#readyAtMs)) this.#readyAtMs = nowMs;
