@@ -32,8 +32,13 @@ export const US_PER_MS = 1000;
  * @throws RangeError if `ms` is not a finite number.
  */
 export function msToUs(ms: number): number {
-  if (!Number.isFinite(ms)) throw new RangeError(`Expected a finite time in ms, got ${ms}`);
+  if (!Number.isFinite(ms)) throw notFinite(ms);
   return Math.round(ms * US_PER_MS);
+}
+
+/** The error of {@link msToUs} (built apart, so that msToUs stays small enough to inline). */
+function notFinite(ms: number): RangeError {
+  return new RangeError(`Expected a finite time in ms, got ${ms}`);
 }
 
 /** Converts whole microseconds to (possibly fractional) milliseconds. */
