@@ -20,8 +20,11 @@ import type { Outcome, RequestRecord } from './records.js';
 
 type Phase = 'new' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
 
-/** One attempt in flight. */
-export class Attempt {
+/**
+ * One attempt in flight. It is also the request a single engine serves (the common case, no
+ * P/D legs and no recorded timing): one object fewer per request for the engines to touch.
+ */
+export class Attempt implements SimEngineRequest {
   phase: Phase = 'new';
   ticket: Ticket | null = null;
   permit: Permit | null = null;
@@ -42,9 +45,19 @@ export class Attempt {
   prevLive: Attempt | null = null;
   nextLive: Attempt | null = null;
   /** `d.id` as the engines' request id. */
-  readonly engineId: string;
+  readonly id: string;
+  /** As an engine request: the descriptor's token counts, and when it reached the engine (ms). */
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+  arrivalMs = -1;
   constructor(readonly d: RequestDescriptor) {
-    this.engineId = String(d.id);
+    this.id = String(d.id);
+    this.promptTokens = d.promptTokens;
+    this.outputTokens = d.outputTokens;
+  }
+  /** As an engine request, the run's context is the attempt itself. */
+  get ctx(): Attempt {
+    return this;
   }
 }
 
@@ -298,12 +311,15 @@ export class Lifecycle implements GateHost {
     const outputTokens = phase === 'prefill' ? 1 : d.outputTokens;
     const arrivalMs = this.#o.sim.now();
     const rec = d.recorded;
+    if (rec === undefined && !d.pd) a.arrivalMs = arrivalMs;
     const req: SimEngineRequest =
       rec === undefined
-        ? { id: a.engineId, promptTokens: d.promptTokens, outputTokens, arrivalMs, ctx: a }
+        ? d.pd
+          ? { id: a.id, promptTokens: d.promptTokens, outputTokens, arrivalMs, ctx: a }
+          : a
         : rec.ttftMs === undefined
           ? {
-              id: a.engineId,
+              id: a.id,
               promptTokens: d.promptTokens,
               outputTokens,
               arrivalMs,
@@ -311,7 +327,7 @@ export class Lifecycle implements GateHost {
               serviceMs: rec.serviceMs,
             }
           : {
-              id: a.engineId,
+              id: a.id,
               promptTokens: d.promptTokens,
               outputTokens,
               arrivalMs,
@@ -393,7 +409,7 @@ export class Lifecycle implements GateHost {
     a.deadline = null;
     if (a.phase === 'done') return;
     if (a.phase === 'queued' && a.ticket !== null) this.#o.admission.cancel(a.ticket);
-    if ((a.phase === 'prefill' || a.phase === 'decode') && a.node !== null) a.node.host.abort(a.engineId);
+    if ((a.phase === 'prefill' || a.phase === 'decode') && a.node !== null) a.node.host.abort(a.id);
     this.#end(a, 'cancelled', 0, '', true);
   }
 
@@ -492,7 +508,7 @@ export class Lifecycle implements GateHost {
     const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
     const generated = generatedTokens(a);
     const r = this.#record;
-    r.id = a.engineId;
+    r.id = a.id;
     r.logical_id = String(d.logicalId);
     r.attempt = d.attempt;
     r.tenant = d.tenant ?? KEYLESS_LABEL;
