@@ -3,7 +3,7 @@
  *
  * Nothing here owns a seed: every sampler takes a {@link RandomFn} from the caller (the kernel derives one
  * seeded stream per random source), so a run is a function of (scenario, seed). From the kernel's
- * streams: `(name) => { const r = rngStream(seed, name); return () => r.next(); }`.
+ * streams: `(name) => uniformStream(seed, name)`.
  */
 
 /** A uniform random source on [0, 1), e.g. a `seedrandom` generator. */

@@ -41,39 +41,34 @@ export class Arc4Stream {
 
   /** The next double in [0, 1), as seedrandom's `double()` would give it. */
   double(): number {
-    const s = this.#s;
-    let i = this.#i;
-    let j = this.#j;
     let n = 0;
-    for (let k = 0; k < CHUNKS; k++) {
-      i = (i + 1) & 255;
-      const t = s[i] as number;
-      j = (j + t) & 255;
-      const u = s[j] as number;
-      s[i] = u;
-      s[j] = t;
-      n = n * 256 + (s[(u + t) & 255] as number);
-    }
+    for (let k = 0; k < CHUNKS; k++) n = n * 256 + this.#byte();
     let d = START_DENOM;
     let x = 0;
     while (n < SIGNIFICANCE) {
       n = (n + x) * 256;
       d *= 256;
-      i = (i + 1) & 255;
-      const t = s[i] as number;
-      j = (j + t) & 255;
-      const u = s[j] as number;
-      s[i] = u;
-      s[j] = t;
-      x = s[(u + t) & 255] as number;
+      x = this.#byte();
     }
     while (n >= OVERFLOW) {
       n /= 2;
       d /= 2;
       x >>>= 1;
     }
+    return (n + x) / d;
+  }
+
+  /** The next RC4 output byte. */
+  #byte(): number {
+    const s = this.#s;
+    const i = (this.#i + 1) & 255;
+    const t = s[i] as number;
+    const j = (this.#j + t) & 255;
+    const u = s[j] as number;
+    s[i] = u;
+    s[j] = t;
     this.#i = i;
     this.#j = j;
-    return (n + x) / d;
+    return s[(u + t) & 255] as number;
   }
 }

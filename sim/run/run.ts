@@ -20,7 +20,7 @@ import type { RandomFn, RandomStreams } from '../clients/rng.js';
 import { createWorkloadArrivals, KEYLESS_LABEL } from '../clients/tenants.js';
 import { readTrace } from '../clients/trace-files.js';
 import type { TraceRecord } from '../clients/trace-parse.js';
-import { rngStream } from '../kernel/rng.js';
+import { uniformStream } from '../kernel/rng.js';
 import { Simulator } from '../kernel/simulator.js';
 import { toClientConfig } from '../scenario/client-config.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -73,10 +73,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const endMs = scenario.duration_s * 1000;
   const warmupMs = scenario.warmup_s * 1000;
   const sim = new Simulator();
-  const streams: RandomStreams = (name) => {
-    const r = rngStream(seed, name);
-    return () => r.next();
-  };
+  const streams: RandomStreams = (name) => uniformStream(seed, name);
   const setup = toClientConfig(scenario);
   const factory = new RequestFactory(setup.workload, streams);
   const stats = new RunStats(warmupMs);
