@@ -25,11 +25,8 @@ function mixKey(seed: string): number[] {
   return key;
 }
 
-/**
- * The ARC4 state seedrandom keys from `key`: the key schedule, then the first 256 bytes of the
- * keystream discarded.
- */
-function keyedState(key: string): Arc4State {
+/** seedrandom's RC4 key schedule over `key` (before the keystream's first 256 bytes are dropped). */
+function scheduledState(key: string): Arc4State {
   const k = mixKey(key);
   if (k.length === 0) k.push(0);
   const s: number[] = [];
@@ -41,21 +38,13 @@ function keyedState(key: string): Arc4State {
     s[i] = s[j] as number;
     s[j] = t;
   }
-  let i = 0;
-  j = 0;
-  for (let c = 0; c < WIDTH; c++) {
-    i = MASK & (i + 1);
-    const t = s[i] as number;
-    j = MASK & (j + t);
-    s[i] = s[j] as number;
-    s[j] = t;
-  }
-  return { i, j, S: s };
+  return { i: 0, j: 0, S: s };
 }
 
 /** A generator equal to `seedrandom(key).double`. */
 export function arc4Uniform(key: string): Uniform {
-  const stream = new Arc4Stream(keyedState(key));
+  const stream = new Arc4Stream(scheduledState(key));
+  stream.skip(WIDTH);
   return () => stream.double();
 }
 

@@ -58,6 +58,11 @@ export class Arc4Stream {
     return (n + x) / d;
   }
 
+  /** Discards the next `n` output bytes (seedrandom drops the first 256 after keying). */
+  skip(n: number): void {
+    for (let k = 0; k < n; k++) this.#byte();
+  }
+
   /** The next RC4 output byte. */
   #byte(): number {
     const s = this.#s;
