@@ -76,11 +76,12 @@ export interface VllmEngineConfig {
   /**
    * Plan runs of uneventful decode steps ahead (see `run-ahead.ts`): `nextStepAt()` is then
    * the end of the last planned step, and the host calls {@link VllmEngine.catchUp} before
-   * every other call. `quantizeMs` is the host clock's rounding of a time (ms to ms), which
-   * the planned start times must follow exactly. Needs `reportTokens` and `histograms` off
-   * and no jitter. @default off
+   * every other call. The host's clock must keep time in whole microseconds, as the
+   * simulator's does (every `nowMs` it passes is an integer number of µs, over 1000): planned
+   * start times follow that grid exactly. Needs `reportTokens` and `histograms` off and no
+   * jitter. @default false
    */
-  readonly runAhead?: { readonly quantizeMs: (ms: number) => number };
+  readonly runAhead?: boolean;
 }
 
 /** Per-request state, for tests and debug endpoints. */
@@ -115,6 +116,7 @@ type Accepted = { accepted: true; progress: RequestProgress };
 
 /** Host calls may be this much early (ms) against `nextStepAt()`, to absorb rounding. */
 const EARLY_TOLERANCE_MS = 1e-6;
+const US_PER_MS = 1000;
 
 /**
  * The empty list an outcome reports when a step had nothing of a kind: shared, and frozen so
@@ -166,8 +168,9 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   } | null;
   /** The planned run of uneventful steps, with `runAhead`. */
   readonly #ahead: RunAhead | null;
-  /** {@link VllmEngine.#stepDurationMs}, bound once (planning runs after most passes). */
-  readonly #duration = (shape: BatchShape, startMs: number): number => this.#stepDurationMs(shape, startMs);
+  /** {@link VllmEngine.#stepDurationUs} for a start in µs, bound once (planning runs after most passes). */
+  readonly #durationUs = (shape: BatchShape, startUs: number): number =>
+    this.#stepDurationUs(shape, this.#cfg.coldStart === undefined ? 0 : startUs / US_PER_MS);
 
   constructor(config: VllmEngineConfig) {
     const l = config.limits;
@@ -194,7 +197,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     if (config.runAhead && (this.#reportTokens || this.#histograms || config.jitter !== undefined)) {
       throw new RangeError('runAhead needs reportTokens and histograms off and no jitter');
     }
-    this.#ahead = config.runAhead ? new RunAhead(config.runAhead.quantizeMs) : null;
+    this.#ahead = config.runAhead === true ? new RunAhead() : null;
     this.#kv = new BlockPool(l.numGpuBlocks);
     this.#byId = config.indexIds === false ? null : new Map();
     this.#startedAtMs = config.startedAtMs ?? 0;
@@ -358,13 +361,14 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     }
     let batch: BatchInfo | null = null;
     if (running.planned > 0) {
-      const durationMs = this.#stepDurationMs(plan.shape, nowMs);
+      const durationUs = this.#stepDurationUs(plan.shape, nowMs);
+      const durationMs = durationUs / US_PER_MS;
       this.#inFlightEndMs = nowMs + durationMs;
       this.#readyAtMs = Number.NaN;
       m.engineSteps++;
       batch = this.#batchInfo(nowMs, durationMs);
       if (this.#ahead !== null && preempted.length === 0 && plan.admittedFrom === running.planned) {
-        this.#planAhead(nowMs, durationMs);
+        this.#planAhead(nowMs, durationUs);
       }
     } else {
       // Nothing fit. After a preemption the next pass can admit (vLLM skips admission in a
@@ -572,7 +576,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
    * After a pass that formed a batch of decodes only, with no admission and no preemption:
    * plans the steps that follow it while nothing in them can happen that a host sees.
    */
-  #planAhead(nowMs: number, durationMs: number): void {
+  #planAhead(nowMs: number, durationUs: number): void {
     const b = this.#running;
     const shape = this.#plan.shape;
     if (b.planned !== b.length || shape.numDecodeSeqs !== b.length) return;
@@ -582,15 +586,16 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       this.#cfg.limits.blockSize,
       this.#kv.freeBlocks,
       shape.contextTokens,
-      nowMs + durationMs,
-      this.#duration,
+      Math.round(nowMs * US_PER_MS) + durationUs,
+      this.#durationUs,
     );
   }
 
-  #stepDurationMs(shape: BatchShape, nowMs: number): number {
+  /** A step's duration in whole µs (at least 1) for a shape starting at `nowMs`. */
+  #stepDurationUs(shape: BatchShape, nowMs: number): number {
     let ms = this.#cfg.stepTime(shape) * coldStartMultiplier(this.#cfg.coldStart, nowMs - this.#startedAtMs);
     const jitter = this.#cfg.jitter;
     if (jitter !== undefined && jitter.sigma > 0) ms *= jitter.rng.lognormal(0, jitter.sigma);
-    return Math.max(1, Math.round(ms * 1000)) / 1000;
+    return Math.max(1, Math.round(ms * US_PER_MS));
   }
 }

@@ -10,13 +10,17 @@
  * or {@link RUN_AHEAD_MAX} is reached: the batch stays the same sequences, its context grows
  * by one token per sequence per step, and any waiting request that could not be admitted
  * still cannot (free blocks only shrink). The engine plans their end times with the same
- * step-time model and the host clock's rounding, and applies them in one O(batch) update
+ * step-time model on the host clock's grid of whole microseconds, and applies them in one O(batch) update
  * when anything reads or changes the engine ({@link VllmEngine.catchUp}). A submit, an abort,
  * a restart or a change of the step-time inputs drops what is planned past the batch in
  * flight, which then ends exactly as it would have.
  *
  * The outputs are those of stepping one event at a time; `run-ahead.test.ts` checks this
- * against the same engine with run-ahead off.
+ * against the same engine with run-ahead off. Ends are planned in integer microseconds: a
+ * step's duration is a whole number of µs, and the host's clock rounds a time to the µs, so
+ * a planned end is its start plus its duration exactly, with no rounding to repeat. (Stepped
+ * one at a time, the end `startMs + durationMs` rounds to the same µs: for times below 2^40
+ * µs, the sum's error is far under half a µs.)
  */
 import type { RunningBatch } from './running-batch.js';
 import type { BatchShape } from './step-time.js';
@@ -25,11 +29,12 @@ import type { EngineRequest } from './types.js';
 /** Most steps in one planned run (a planned pass then needs at most one new KV block per sequence). */
 export const RUN_AHEAD_MAX = 16;
 
+const US_PER_MS = 1000;
+
 type MutableBatchShape = { -readonly [K in keyof BatchShape]: BatchShape[K] };
 
 export class RunAhead {
-  readonly #quantizeMs: (ms: number) => number;
-  /** End (ms, before the host's rounding) of each planned batch; batch 0 is the one formed at planning. */
+  /** End (µs, an integer) of each planned batch; batch 0 is the one formed at planning. */
   readonly #ends = new Float64Array(RUN_AHEAD_MAX);
   /** Batches planned; 0 when nothing is. */
   #count = 0;
@@ -46,18 +51,14 @@ export class RunAhead {
     prefillAttentionTokens2: 0,
   };
 
-  /** @param quantizeMs the host clock's rounding of a time, ms to ms */
-  constructor(quantizeMs: (ms: number) => number) {
-    this.#quantizeMs = quantizeMs;
-  }
-
   /**
    * Plans the run that starts with the batch just formed: all of `batch` decoding, ending at
-   * `firstEndMs`.
+   * `firstEndUs`.
    * @param firstAt `generated` at which a sequence emits its first token
    * @param freeBlocks KV blocks free after the pass
    * @param contextTokens the batch's context tokens (its shape's `contextTokens`)
-   * @param duration the engine's step duration (ms) for a shape starting at a time (ms)
+   * @param firstEndUs when the batch just formed ends, µs (an integer)
+   * @param durationUs the engine's step duration (whole µs) for a shape starting at a time (µs)
    */
   plan<R extends EngineRequest>(
     batch: RunningBatch<R>,
@@ -65,8 +66,8 @@ export class RunAhead {
     blockSize: number,
     freeBlocks: number,
     contextTokens: number,
-    firstEndMs: number,
-    duration: (shape: BatchShape, startMs: number) => number,
+    firstEndUs: number,
+    durationUs: (shape: BatchShape, startUs: number) => number,
   ): void {
     this.#count = 0;
     this.#done = 0;
@@ -94,7 +95,7 @@ export class RunAhead {
     shape.numDecodeSeqs = n;
     shape.numPrefillTokens = 0;
     shape.prefillAttentionTokens2 = 0;
-    ends[0] = firstEndMs;
+    ends[0] = firstEndUs;
     let demand = 0;
     let ctx = contextTokens;
     for (let j = 1; j < count; j++) {
@@ -103,10 +104,10 @@ export class RunAhead {
         count = j;
         break;
       }
-      const startMs = this.#quantizeMs(ends[j - 1] as number);
+      const startUs = ends[j - 1] as number;
       ctx += n;
       shape.contextTokens = ctx;
-      ends[j] = startMs + duration(shape, startMs);
+      ends[j] = startUs + durationUs(shape, startUs);
     }
     if (count < 2) return;
     this.#count = count;
@@ -126,7 +127,7 @@ export class RunAhead {
     const last = this.#count - 1;
     let n = 0;
     while (this.#done < last) {
-      const at = this.#quantizeMs(this.#ends[this.#done] as number);
+      const at = (this.#ends[this.#done] as number) / US_PER_MS;
       if (at > nowMs || (at === nowMs && !inclusive)) break;
       this.#done++;
       n++;
@@ -136,17 +137,17 @@ export class RunAhead {
 
   /** When the batch now in flight started: the completion time of the last applied batch, ms. */
   lastAppliedStartMs(): number {
-    return this.#quantizeMs(this.#ends[this.#done - 1] as number);
+    return (this.#ends[this.#done - 1] as number) / US_PER_MS;
   }
 
   /** When the batch now in flight ends, ms. */
   inFlightEndMs(): number {
-    return this.#ends[this.#done] as number;
+    return (this.#ends[this.#done] as number) / US_PER_MS;
   }
 
   /** When the last planned batch ends (ms), or null when nothing is planned. */
   lastEndMs(): number | null {
-    return this.#count === 0 ? null : (this.#ends[this.#count - 1] as number);
+    return this.#count === 0 ? null : (this.#ends[this.#count - 1] as number) / US_PER_MS;
   }
 
   /** Forgets the plan; the batch in flight stays (the engine keeps its end). */

@@ -11,7 +11,6 @@ import { RecordedEngine, type RecordedEngineRequest } from '../engine/recorded-e
 import { SimEngineHost } from '../engine/sim-host.js';
 import { fittedStepTime, rooflineStepTime, type StepTimeModel } from '../engine/step-time.js';
 import type { StepOutcome, TrackedEngine } from '../engine/types.js';
-import { roundToUs } from '../kernel/clock.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
@@ -108,7 +107,7 @@ export function buildEngines(
         // Every attempt has an id of its own (a counter), and an id is looked up only when a
         // client leaves while its request is on the engine.
         indexIds: false,
-        ...(runAhead ? { runAhead: { quantizeMs: roundToUs } } : {}),
+        ...(runAhead ? { runAhead: true } : {}),
         stepTime: (b) => model(b) * node.slowdown,
         ...(g.cold_start
           ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }
