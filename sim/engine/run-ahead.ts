@@ -72,22 +72,31 @@ export class RunAhead {
     this.#count = 0;
     this.#done = 0;
     const n = batch.length;
-    const need = this.#firstNeed;
-    for (let k = 0; k <= RUN_AHEAD_MAX; k++) need[k] = 0;
     let minRemaining = Number.POSITIVE_INFINITY;
     for (let i = 0; i < n; i++) {
       const g = batch.generated[i] as number;
       if (g < firstAt) return;
       const remaining = (batch.finishAt[i] as number) - g;
       if (remaining < minRemaining) minRemaining = remaining;
-      // Pass p (p >= 1 after this one) needs room for computed + p + 1 tokens.
-      const p = blockSize * (batch.blocks[i] as number) - (batch.computed[i] as number);
-      if (p <= RUN_AHEAD_MAX) need[p] = (need[p] as number) + 1;
     }
     // Batch j's completion finishes a sequence when j + 1 >= its remaining tokens: the last
     // planned batch may be that one (the host is then woken for it), no earlier one.
     let count = Math.min(RUN_AHEAD_MAX, minRemaining, blockSize + 1);
     if (count < 2) return;
+    // A planned pass needs a new block for a sequence whose held blocks its tokens outgrow, and
+    // no run is longer than a block plus one pass: each sequence needs at most one block over
+    // the whole run. With a free block per sequence the pool cannot run short, and the passes
+    // at which the blocks are needed do not matter.
+    const need = this.#firstNeed;
+    const short = freeBlocks < n;
+    if (short) {
+      for (let k = 0; k <= RUN_AHEAD_MAX; k++) need[k] = 0;
+      for (let i = 0; i < n; i++) {
+        // Pass p (p >= 1 after this one) needs room for computed + p + 1 tokens.
+        const p = blockSize * (batch.blocks[i] as number) - (batch.computed[i] as number);
+        if (p <= RUN_AHEAD_MAX) need[p] = (need[p] as number) + 1;
+      }
+    }
     const ends = this.#ends;
     const shape = this.#shape;
     shape.numSeqs = n;
@@ -99,10 +108,12 @@ export class RunAhead {
     let demand = 0;
     let ctx = contextTokens;
     for (let j = 1; j < count; j++) {
-      demand += need[j] as number;
-      if (demand > freeBlocks) {
-        count = j;
-        break;
+      if (short) {
+        demand += need[j] as number;
+        if (demand > freeBlocks) {
+          count = j;
+          break;
+        }
       }
       const startUs = ends[j - 1] as number;
       ctx += n;
