@@ -13,7 +13,7 @@ afterEach(async () => {
   backend = undefined;
 });
 
-const reqId = (h: Record<string, string | string[] | undefined>): string => String(h['x-request-id']);
+const reqId = (h: Record<string, string | string[] | undefined>): number => Number(h['x-request-id']);
 
 describe('open loop', () => {
   it('keeps sending on schedule while the target stalls, and counts the stall in latency', async () => {

@@ -36,8 +36,8 @@ export function toRecord(
         : 'admit';
   const first = r.facts.firstTokenAtMs;
   return {
-    id: String(d.id),
-    logical_id: String(d.logicalId),
+    id: d.id,
+    logical_id: d.logicalId,
     attempt: d.attempt,
     tenant: d.tenant ?? KEYLESS_LABEL,
     sent_ms: round3(d.sentAtMs),

@@ -92,7 +92,7 @@ export interface ScheduleCheck {
   simulated: number;
   real: number;
   /** Logical ids whose tenant, tokens, stream flag, protocol or send time differ (first few). */
-  mismatches: string[];
+  mismatches: number[];
   mismatch_count: number;
   /** Largest |real send time (engine ms) - simulated send time| over matched requests. */
   max_send_diff_ms: number;
@@ -112,13 +112,13 @@ export function checkSchedule(
   toleranceMs = 0.01,
 ): ScheduleCheck {
   const first = (rs: readonly RequestRecord[]) => {
-    const m = new Map<string, RequestRecord>();
+    const m = new Map<number, RequestRecord>();
     for (const r of rs) if (r.attempt === 1) m.set(r.logical_id, r);
     return m;
   };
   const a = first(sim);
   const b = first(real);
-  const mismatches: string[] = [];
+  const mismatches: number[] = [];
   let count = 0;
   let maxDiff = 0;
   for (const [id, s] of a) {

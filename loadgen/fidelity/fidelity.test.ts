@@ -28,7 +28,7 @@ describe('relDiff', () => {
 });
 
 describe('checkSchedule', () => {
-  const rec = (id: string, sent: number, extra: Partial<RequestRecord> = {}): RequestRecord =>
+  const rec = (id: number, sent: number, extra: Partial<RequestRecord> = {}): RequestRecord =>
     ({
       id,
       logical_id: id,
@@ -43,17 +43,13 @@ describe('checkSchedule', () => {
       ...extra,
     }) as RequestRecord;
   it('matches scaled send times and request shapes', () => {
-    const c = checkSchedule([rec('1', 100), rec('2', 250)], [rec('1', 10), rec('2', 25)], 10);
+    const c = checkSchedule([rec(1, 100), rec(2, 250)], [rec(1, 10), rec(2, 25)], 10);
     expect(c.equal).toBe(true);
   });
   it('names the requests that differ', () => {
-    const c = checkSchedule(
-      [rec('1', 100), rec('2', 250)],
-      [rec('1', 10), rec('2', 25, { output_tokens: 6 })],
-      10,
-    );
+    const c = checkSchedule([rec(1, 100), rec(2, 250)], [rec(1, 10), rec(2, 25, { output_tokens: 6 })], 10);
     expect(c.equal).toBe(false);
-    expect(c.mismatches).toEqual(['2']);
+    expect(c.mismatches).toEqual([2]);
   });
 });
 

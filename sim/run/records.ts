@@ -23,8 +23,10 @@ export type Outcome =
 
 /** One request attempt. Times in ms of virtual time. */
 export interface RequestRecord {
-  id: string;
-  logical_id: string;
+  /** The attempt's id: unique in the run, counting from 1. */
+  id: number;
+  /** The logical request's id, which its retries share. */
+  logical_id: number;
   attempt: number;
   tenant: string;
   /** When this attempt was sent. */

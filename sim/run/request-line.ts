@@ -18,8 +18,8 @@ const DIGIT_PAIRS = Uint8Array.from(
 const TRUE = [0x74, 0x72, 0x75, 0x65];
 const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
 
-/** Bytes a line's 14 numbers and booleans may take at most (`String` of a double is at most 24 characters), with their commas. */
-export const REQUEST_NUMBERS_ROOM = 14 * 25 + 22;
+/** Bytes a line's 16 numbers and booleans may take at most (`String` of a double is at most 24 characters), with their commas. */
+export const REQUEST_NUMBERS_ROOM = 16 * 25 + 22;
 
 /**
  * Encodes `r`'s line (with its newline) into `b` from `at`; the text fields must end by `textLimit`,
@@ -27,11 +27,9 @@ export const REQUEST_NUMBERS_ROOM = 14 * 25 + 22;
  * @returns the end of the line, or -1 when a text field needs the generic formatter
  */
 export function encodeRequestLine(b: Uint8Array, at: number, r: RequestRecord, textLimit: number): number {
-  let p = putText(b, at, r.id, textLimit);
-  if (p < 0) return -1;
+  let p = putNum(b, at, r.id);
   b[p++] = COMMA;
-  p = putText(b, p, r.logical_id, textLimit);
-  if (p < 0) return -1;
+  p = putNum(b, p, r.logical_id);
   b[p++] = COMMA;
   p = putNum(b, p, r.attempt);
   b[p++] = COMMA;

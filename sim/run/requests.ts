@@ -44,16 +44,20 @@ export class Attempt implements SimEngineRequest {
   /** Neighbours in the lifecycle's list of live attempts (oldest first). */
   prevLive: Attempt | null = null;
   nextLive: Attempt | null = null;
-  /** `d.id` as the engines' request id. */
-  readonly id: string;
   /** As an engine request: the descriptor's token counts, and when it reached the engine (ms). */
   readonly promptTokens: number;
   readonly outputTokens: number;
   arrivalMs = -1;
   constructor(readonly d: RequestDescriptor) {
-    this.id = String(d.id);
     this.promptTokens = d.promptTokens;
     this.outputTokens = d.outputTokens;
+  }
+  /**
+   * `d.id` as the engines' request id, made when asked: the simulator's engines look ids up
+   * only to abort a request, so most attempts never need the string.
+   */
+  get id(): string {
+    return String(this.d.id);
   }
   /** As an engine request, the run's context is the attempt itself. */
   get ctx(): Attempt {
@@ -122,8 +126,8 @@ export class Lifecycle implements GateHost {
   #liveCount = 0;
   /** The record every ended attempt's fields are written into (see `LifecycleOptions.record`). */
   readonly #record: RequestRecord = {
-    id: '',
-    logical_id: '',
+    id: 0,
+    logical_id: 0,
     attempt: 0,
     tenant: '',
     sent_ms: 0,
@@ -508,8 +512,8 @@ export class Lifecycle implements GateHost {
     const waitedUntil = a.admittedAtMs >= 0 ? a.admittedAtMs : now;
     const generated = generatedTokens(a);
     const r = this.#record;
-    r.id = a.id;
-    r.logical_id = String(d.logicalId);
+    r.id = d.id;
+    r.logical_id = d.logicalId;
     r.attempt = d.attempt;
     r.tenant = d.tenant ?? KEYLESS_LABEL;
     r.sent_ms = round3(d.sentAtMs);

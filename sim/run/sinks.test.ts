@@ -20,8 +20,8 @@ describe('CSV output', () => {
   it('writes request records byte for byte as the generic row formatter does', async () => {
     const { FileSink } = await import('./sinks.js');
     const base: RequestRecord = {
-      id: '7',
-      logical_id: '5',
+      id: 7,
+      logical_id: 5,
       attempt: 2,
       tenant: 'team-a',
       sent_ms: 1234.567,
@@ -45,7 +45,7 @@ describe('CSV output', () => {
     };
     const odd: RequestRecord[] = [
       { ...base, tenant: 'a,"b"', error: 'x\ny', queue_wait_ms: '', ttft_ms: '', e2e_ms: '', good: false },
-      { ...base, id: '1e21', sent_ms: 1e21, endpoint: '', status: 0, outcome: 'in_system' },
+      { ...base, id: 1e21, sent_ms: 1e21, endpoint: '', status: 0, outcome: 'in_system' },
       { ...base, tenant: 'équipe-ü', sent_ms: -0, ttft_ms: 0.1 + 0.2, e2e_ms: 999_999_999_999_999 },
       { ...base, tenant: 'long'.repeat(700), attempt: 10 ** 15, prompt_tokens: 1e-7, wasted_tokens: -3 },
       { ...base, sent_ms: 1 / 3, queue_wait_ms: 999_999_999_999.999, ttft_ms: 0.07, e2e_ms: 2.5e-7 },
@@ -54,7 +54,7 @@ describe('CSV output', () => {
     // Enough rows to cross several chunk boundaries.
     const records = Array.from({ length: 3000 }, (_, i) => {
       const r = odd[i % 9] ?? base;
-      return { ...r, id: String(i), sent_ms: r === base ? i * 1.001 : r.sent_ms };
+      return { ...r, id: i, sent_ms: r === base ? i * 1.001 : r.sent_ms };
     });
     const dir = mkdtempSync(join(tmpdir(), 'sluice-sink-'));
     try {
