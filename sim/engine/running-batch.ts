@@ -202,9 +202,10 @@ export class RunningBatch<R extends EngineRequest> {
       this.computed[i] = c;
       this.generated[i] = (this.generated[i] as number) + steps;
       this.numTokens[i] = (this.numTokens[i] as number) + steps;
-      const need = Math.ceil((c + 1) / blockSize);
+      // A block is outgrown once per blockSize steps: divide only then.
       const held = this.blocks[i] as number;
-      if (need > held) {
+      if (c + 1 > held * blockSize) {
+        const need = Math.ceil((c + 1) / blockSize);
         allocated += need - held;
         this.blocks[i] = need;
       }

@@ -62,6 +62,8 @@ export class Simulator implements Clock {
   #nextSeq = 0;
   readonly #popped: PoppedEvent = EventQueue.poppedEvent();
   #nowUs = 0;
+  /** `#nowUs` in ms, kept beside it: read several times per event, divided once. */
+  #nowMs = 0;
   #stopped = false;
   #running = false;
   #eventCount = 0;
@@ -75,11 +77,12 @@ export class Simulator implements Clock {
    */
   constructor(startMs = 0) {
     this.#nowUs = msToUs(startMs);
+    this.#nowMs = usToMs(this.#nowUs);
   }
 
   /** Current virtual time in milliseconds (fractional at µs resolution). */
   now(): number {
-    return usToMs(this.#nowUs);
+    return this.#nowMs;
   }
 
   /** Current virtual time in integer microseconds. */
@@ -242,6 +245,7 @@ export class Simulator implements Clock {
               this.#timerRunMax = ti;
             }
             this.#nowUs = tt;
+            this.#nowMs = usToMs(tt);
             count++;
             timers.fire(ti);
             continue;
@@ -249,6 +253,7 @@ export class Simulator implements Clock {
         }
         if (!queue.popUntil(untilUs, ev)) break;
         this.#nowUs = ev.time;
+        this.#nowMs = usToMs(ev.time);
         count++;
         ev.fn(ev.arg);
       }
@@ -258,6 +263,7 @@ export class Simulator implements Clock {
     }
     if (!this.#stopped && untilUs !== Number.POSITIVE_INFINITY && untilUs > this.#nowUs) {
       this.#nowUs = untilUs;
+      this.#nowMs = usToMs(untilUs);
     }
     return count;
   }
