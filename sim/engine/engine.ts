@@ -143,6 +143,11 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #generatedBefore: number;
   /** When the batch in flight ends, ms; NaN when none is in flight. */
   #inFlightEndMs = Number.NaN;
+  /**
+   * KV blocks in use as of the last step. `kv_cache_usage_perc` is this over the pool, divided
+   * when read (scrapes, the time series) rather than at every step.
+   */
+  #kvUsedAtStep = 0;
   /** Batches completed so far, and when the last one completed (ms). */
   #completions = 0;
   #lastCompletionMs = Number.NaN;
@@ -218,7 +223,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   }
 
   get kvCacheUsage(): number {
-    return this.#metrics.kvCacheUsage;
+    return this.#kvUsedAtStep / this.#kv.totalBlocks;
   }
 
   submit(request: R, nowMs: number): SubmitResult {
@@ -318,7 +323,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const m = this.#metrics;
     m.engineSteps += n;
     m.generationTokens += n * b.length;
-    m.kvCacheUsage = this.#kv.usage();
+    this.#kvUsedAtStep = this.#kv.usedBlocks;
     this.#completions += n;
     this.#lastCompletionMs = ahead.lastAppliedStartMs();
     this.#inFlightEndMs = ahead.inFlightEndMs();
@@ -377,7 +382,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     }
     m.running = this.#running.length;
     m.waiting = this.#waiting.length;
-    m.kvCacheUsage = this.#kv.usage();
+    this.#kvUsedAtStep = this.#kv.usedBlocks;
     const out = this.#reused?.outcome ?? ({} as Mutable<StepOutcome<R>>);
     out.atMs = nowMs;
     out.tokens = this.#tokens;
@@ -420,11 +425,13 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     this.#readyAtMs = Number.NaN;
     this.#kv.reset();
     this.#metrics = this.#metrics.fresh();
+    this.#kvUsedAtStep = 0;
     this.#startedAtMs = nowMs;
     return lost;
   }
 
   metrics(): EngineMetricsSnapshot {
+    this.#metrics.kvCacheUsage = this.kvCacheUsage;
     return this.#metrics.snapshot();
   }
 
