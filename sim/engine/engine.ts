@@ -15,7 +15,7 @@ import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
 import type { EngineLimits } from './profiles.js';
 import { RunAhead } from './run-ahead.js';
-import { RunningBatch, Seq } from './running-batch.js';
+import { RunningBatch, Seq, SeqTimes } from './running-batch.js';
 import { BatchPlan, scheduleBatch } from './scheduler.js';
 import type { BatchShape, ColdStart, StepTimeModel } from './step-time.js';
 import { coldStartMultiplier } from './step-time.js';
@@ -238,7 +238,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const seq = new Seq<R>(
       this.#running,
       request,
-      request.arrivalMs ?? nowMs,
+      this.#histograms ? new SeqTimes(request.arrivalMs ?? nowMs) : null,
       kvArrives ? p + 1 : p,
       kvArrives ? p : 0,
       this.#generatedBefore,
@@ -360,9 +360,11 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       seq.preemptions++;
       m.numPreemptions++;
     }
-    for (let i = plan.admittedFrom; i < running.planned; i++) {
-      const seq = running.seqs[i] as Seq<R>;
-      if (Number.isNaN(seq.firstScheduledMs)) seq.firstScheduledMs = nowMs;
+    if (this.#histograms) {
+      for (let i = plan.admittedFrom; i < running.planned; i++) {
+        const t = (running.seqs[i] as Seq<R>).times as SeqTimes;
+        if (Number.isNaN(t.firstScheduledMs)) t.firstScheduledMs = nowMs;
+      }
     }
     let batch: BatchInfo | null = null;
     if (running.planned > 0) {
@@ -529,11 +531,14 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
 
   #firstToken(seq: Seq<R>, nowMs: number): void {
     const m = this.#metrics;
-    seq.firstTokenMs = nowMs;
     if (this.#firstTokens === NONE) this.#firstTokens = this.#freshList(this.#reused?.firstTokens);
     this.#firstTokens.push(seq.request);
     m.promptTokens += seq.request.promptTokens;
-    if (this.#histograms) m.ttft.observe((nowMs - seq.arrivalMs) / 1000);
+    if (this.#histograms) {
+      const t = seq.times as SeqTimes;
+      t.firstTokenMs = nowMs;
+      m.ttft.observe((nowMs - t.arrivalMs) / 1000);
+    }
   }
 
   /** Retires RUNNING entry `i`, which emitted its last token; it leaves RUNNING in `dropFinished`. */
@@ -547,7 +552,12 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     seq.numBlocks = 0;
     this.#byId?.delete(seq.request.id);
     if (this.#histograms) {
-      this.#metrics.recordFinished(reason, seq, seq.request.promptTokens, seq.emittedTokens);
+      this.#metrics.recordFinished(
+        reason,
+        seq.times as SeqTimes,
+        seq.request.promptTokens,
+        seq.emittedTokens,
+      );
     } else {
       this.#metrics.requestSuccess[reason]++;
     }

@@ -12,7 +12,19 @@
  * The batch in flight is a prefix of RUNNING (see `scheduler.ts`), so its new tokens are kept
  * here too (`newTokens`, with `planned` entries): removing an entry keeps them aligned.
  */
+import type { RequestTimes } from './metrics.js';
 import type { EngineRequest, RequestProgress } from './types.js';
+
+/**
+ * A request's timestamps (ms), kept only by an engine with request histograms: the others
+ * never read them, and four double fields on every sequence cost four heap boxes apiece.
+ */
+export class SeqTimes implements RequestTimes {
+  firstScheduledMs = Number.NaN;
+  firstTokenMs = Number.NaN;
+  lastTokenMs = Number.NaN;
+  constructor(readonly arrivalMs: number) {}
+}
 
 /**
  * A request on the engine. While it runs its counters live in the batch's arrays and the
@@ -40,21 +52,19 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
   computeOffset: number;
   /** The engine's completion count when the request last emitted. */
   lastTokenStep = -1;
-  lastTokenMs = Number.NaN;
   preemptions = 0;
   /** Its place among the requests the engine accepted (submit order). */
   order = 0;
-  firstScheduledMs = Number.NaN;
-  firstTokenMs = Number.NaN;
 
   /**
+   * @param times its timestamps, with request histograms; else null
    * @param generatedBefore output tokens made upstream (1 on a decode-role engine, else 0)
    * @param finishAt `generated` at which the request finishes
    */
   constructor(
     readonly batch: RunningBatch<R>,
     readonly request: R,
-    readonly arrivalMs: number,
+    readonly times: SeqTimes | null,
     numTokens: number,
     numComputedTokens: number,
     readonly generatedBefore: number,
@@ -113,7 +123,7 @@ export class RunningBatch<R extends EngineRequest> {
     this.generated[i] = seq.generated;
     this.finishAt[i] = seq.finishAt;
     this.lastTokenStep[i] = seq.lastTokenStep;
-    this.lastTokenMs[i] = seq.lastTokenMs;
+    this.lastTokenMs[i] = seq.times === null ? Number.NaN : seq.times.lastTokenMs;
     seq.running = true;
     this.length = i + 1;
     return i;
@@ -134,7 +144,7 @@ export class RunningBatch<R extends EngineRequest> {
     seq.numBlocks = this.blocks[i] as number;
     seq.generated = this.generated[i] as number;
     seq.lastTokenStep = this.lastTokenStep[i] as number;
-    seq.lastTokenMs = this.lastTokenMs[i] as number;
+    if (seq.times !== null) seq.times.lastTokenMs = this.lastTokenMs[i] as number;
     seq.running = false;
     return seq;
   }
