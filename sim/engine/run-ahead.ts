@@ -72,11 +72,12 @@ export class RunAhead {
     this.#count = 0;
     this.#done = 0;
     const n = batch.length;
+    const { generated, finishAt } = batch;
     let minRemaining = Number.POSITIVE_INFINITY;
     for (let i = 0; i < n; i++) {
-      const g = batch.generated[i] as number;
+      const g = generated[i] as number;
       if (g < firstAt) return;
-      const remaining = (batch.finishAt[i] as number) - g;
+      const remaining = (finishAt[i] as number) - g;
       if (remaining < minRemaining) minRemaining = remaining;
     }
     // Batch j's completion finishes a sequence when j + 1 >= its remaining tokens: the last
@@ -91,9 +92,10 @@ export class RunAhead {
     const short = freeBlocks < n;
     if (short) {
       for (let k = 0; k <= RUN_AHEAD_MAX; k++) need[k] = 0;
+      const { blocks, computed } = batch;
       for (let i = 0; i < n; i++) {
         // Pass p (p >= 1 after this one) needs room for computed + p + 1 tokens.
-        const p = blockSize * (batch.blocks[i] as number) - (batch.computed[i] as number);
+        const p = blockSize * (blocks[i] as number) - (computed[i] as number);
         if (p <= RUN_AHEAD_MAX) need[p] = (need[p] as number) + 1;
       }
     }

@@ -207,17 +207,18 @@ export class RunningBatch<R extends EngineRequest> {
    */
   advanceDecodes(steps: number, blockSize: number): number {
     let allocated = 0;
+    const { computed, generated, numTokens, blocks } = this;
     for (let i = 0; i < this.length; i++) {
-      const c = (this.computed[i] as number) + steps;
-      this.computed[i] = c;
-      this.generated[i] = (this.generated[i] as number) + steps;
-      this.numTokens[i] = (this.numTokens[i] as number) + steps;
+      const c = (computed[i] as number) + steps;
+      computed[i] = c;
+      generated[i] = (generated[i] as number) + steps;
+      numTokens[i] = (numTokens[i] as number) + steps;
       // A block is outgrown once per blockSize steps: divide only then.
-      const held = this.blocks[i] as number;
+      const held = blocks[i] as number;
       if (c + 1 > held * blockSize) {
         const need = Math.ceil((c + 1) / blockSize);
         allocated += need - held;
-        this.blocks[i] = need;
+        blocks[i] = need;
       }
     }
     return allocated;

@@ -256,28 +256,54 @@ export function scheduleBatch<R extends EngineRequest>(
   const blockSize = limits.blockSize;
   const threshold = limits.longPrefillTokenThreshold;
   const s = plan.shape;
-  s.numSeqs = 0;
-  s.numTokens = 0;
-  s.numPrefillTokens = 0;
-  s.numDecodeSeqs = 0;
-  s.contextTokens = 0;
-  s.prefillAttentionTokens2 = 0;
   if (plan.preempted.length > 0) plan.preempted = [];
   batch.planned = 0;
   let budget = limits.maxNumBatchedTokens;
 
+  // The running entries, as planAt would add them, with the arrays and the shape's sums in
+  // locals: nothing in this loop replaces the arrays (a preemption only shortens the batch),
+  // and the sums are added in the same order.
+  const { numTokens, computed, blocks, newTokens } = batch;
+  let numSeqs = 0;
+  let numTokensSum = 0;
+  let contextTokens = 0;
+  let numDecodeSeqs = 0;
+  let numPrefillTokens = 0;
+  let prefillAttentionTokens2 = 0;
   let i = 0;
   while (i < batch.length && budget > 0) {
-    let n = (batch.numTokens[i] as number) - (batch.computed[i] as number);
+    const ctx = computed[i] as number;
+    const tokens = numTokens[i] as number;
+    let n = tokens - ctx;
     if (threshold > 0 && n > threshold) n = threshold;
     if (n > budget) n = budget;
-    if (!allocateAt(batch, i, n, kv, blockSize) && !preemptForAt(batch, i, n, waiting, kv, blockSize, plan)) {
+    if (
+      ctx + n > (blocks[i] as number) * blockSize &&
+      !allocateAt(batch, i, n, kv, blockSize) &&
+      !preemptForAt(batch, i, n, waiting, kv, blockSize, plan)
+    ) {
       break;
     }
-    planAt(batch, i, n, s);
+    newTokens[i] = n;
+    numSeqs++;
+    numTokensSum += n;
+    contextTokens += ctx;
+    if (n === 1 && ctx === tokens - 1) {
+      numDecodeSeqs++;
+    } else {
+      numPrefillTokens += n;
+      prefillAttentionTokens2 += n * (ctx + n / 2);
+    }
     budget -= n;
     i++;
   }
+  batch.planned = i;
+  s.numSeqs = numSeqs;
+  s.numTokens = numTokensSum;
+  s.contextTokens = contextTokens;
+  s.numDecodeSeqs = numDecodeSeqs;
+  s.numPrefillTokens = numPrefillTokens;
+  s.prefillAttentionTokens2 = prefillAttentionTokens2;
 
   plan.admittedFrom = batch.planned;
   if (plan.preempted.length === 0) {
