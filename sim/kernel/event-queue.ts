@@ -89,8 +89,10 @@ export class EventQueue {
    * or been cancelled.
    */
   cancel(handle: EventHandle): boolean {
-    const slot = handle % MAX_PENDING_EVENTS;
-    const gen = (handle - slot) / MAX_PENDING_EVENTS;
+    // Handles pass 2^32, so `%` here would be a floating-point remainder (a runtime call);
+    // dividing by a power of two and flooring is exact.
+    const gen = Math.floor(handle / MAX_PENDING_EVENTS);
+    const slot = handle - gen * MAX_PENDING_EVENTS;
     if (this.#slotGen[slot] !== gen || this.#slotFn[slot] == null) return false;
     this.#removeAt(this.#slotPos[slot] as number);
     this.#freeSlot(slot);
