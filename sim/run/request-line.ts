@@ -110,18 +110,19 @@ function putNum(b: Uint8Array, at: number, v: number): number {
     const k = Math.round(v * 1000);
     if (k / 1000 === v) {
       const whole = Math.floor(k / 1000);
-      let frac = k - whole * 1000;
+      // Below 1000: int32 arithmetic, as in putSmallDigits.
+      let frac = (k - whole * 1000) | 0;
       let p = putDigits(b, at, whole);
       b[p++] = 0x2e;
       let width = 3;
       while (frac % 10 === 0) {
-        frac /= 10;
+        frac = (frac / 10) | 0;
         width--;
       }
       let q = p + width;
       const end = q;
       for (let i = 0; i < width; i++) {
-        const d = Math.floor(frac / 10);
+        const d = (frac / 10) | 0;
         b[--q] = 0x30 + (frac - d * 10);
         frac = d;
       }
@@ -135,6 +136,7 @@ function putNum(b: Uint8Array, at: number, v: number): number {
 
 /** A non-negative integer below 1e15, in decimal digits. */
 function putDigits(b: Uint8Array, at: number, v: number): number {
+  if (v <= 0x7fffffff) return putSmallDigits(b, at, v | 0);
   let digits = 1;
   for (let p = 10; p <= v; p *= 10) digits++;
   const end = at + digits;
@@ -150,6 +152,33 @@ function putDigits(b: Uint8Array, at: number, v: number): number {
   if (x >= 10) {
     b[--q] = DIGIT_PAIRS[x * 2 + 1] as number;
     b[--q] = DIGIT_PAIRS[x * 2] as number;
+  } else {
+    b[--q] = 0x30 + x;
+  }
+  return end;
+}
+
+/**
+ * {@link putDigits} for an integer below 2^31 (ids, token counts, whole ms): in int32 the
+ * compiler divides by 100 with a multiplication, and the digits do not wait on a chain of
+ * floating-point divisions.
+ */
+function putSmallDigits(b: Uint8Array, at: number, v: number): number {
+  let digits = 1;
+  for (let p = 10; p <= v && digits < 10; p *= 10) digits++;
+  const end = at + digits;
+  let q = end;
+  let x = v;
+  while (x >= 100) {
+    const d = (x / 100) | 0;
+    const r = (x - d * 100) << 1;
+    b[--q] = DIGIT_PAIRS[r + 1] as number;
+    b[--q] = DIGIT_PAIRS[r] as number;
+    x = d;
+  }
+  if (x >= 10) {
+    b[--q] = DIGIT_PAIRS[(x << 1) + 1] as number;
+    b[--q] = DIGIT_PAIRS[x << 1] as number;
   } else {
     b[--q] = 0x30 + x;
   }
