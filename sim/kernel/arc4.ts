@@ -20,11 +20,6 @@ export interface Arc4State {
 
 /** RC4 outputs per double before refilling (seedrandom's `chunks`). */
 const CHUNKS = 6;
-/** 256^6: the denominator of the first six bytes. */
-const START_DENOM = 2 ** 48;
-/** A double has 52 significant bits; the numerator is topped up to at least this. */
-const SIGNIFICANCE = 2 ** 52;
-const OVERFLOW = 2 ** 53;
 
 /** Uniform doubles in [0, 1) from an ARC4 state, as seedrandom draws them. */
 export class Arc4Stream {
@@ -41,16 +36,21 @@ export class Arc4Stream {
 
   /** The next double in [0, 1), as seedrandom's `double()` would give it. */
   double(): number {
+    // The powers of two are written here, not read from module constants: a bundle turns
+    // those into mutable variables, and a loop variable that starts from one is kept boxed,
+    // so every `d *= 256` allocated a heap number (about two per draw).
     let n = 0;
     for (let k = 0; k < CHUNKS; k++) n = n * 256 + this.#byte();
-    let d = START_DENOM;
+    // 256^6: the denominator of the first six bytes.
+    let d = 2 ** 48;
     let x = 0;
-    while (n < SIGNIFICANCE) {
+    // A double has 52 significant bits; the numerator is topped up to at least 2^52.
+    while (n < 2 ** 52) {
       n = (n + x) * 256;
       d *= 256;
       x = this.#byte();
     }
-    while (n >= OVERFLOW) {
+    while (n >= 2 ** 53) {
       n /= 2;
       d /= 2;
       x >>>= 1;
