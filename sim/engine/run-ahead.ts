@@ -10,10 +10,10 @@
  * or {@link RUN_AHEAD_MAX} is reached: the batch stays the same sequences, its context grows
  * by one token per sequence per step, and any waiting request that could not be admitted
  * still cannot (free blocks only shrink). The engine plans their end times with the same
- * step-time model on the host clock's grid of whole microseconds, and applies them in one O(batch) update
- * when anything reads or changes the engine ({@link VllmEngine.catchUp}). A submit, an abort,
- * a restart or a change of the step-time inputs drops what is planned past the batch in
- * flight, which then ends exactly as it would have.
+ * step-time model on the host clock's grid of whole microseconds, and applies them in one
+ * O(batch) update when anything reads or changes the engine ({@link VllmEngine.catchUp}). A
+ * submit, an abort, a restart or a change of the step-time inputs drops what is planned past
+ * the batch in flight, which then ends exactly as it would have.
  *
  * The outputs are those of stepping one event at a time; `run-ahead.test.ts` checks this
  * against the same engine with run-ahead off. Ends are planned in integer microseconds: a
