@@ -1,6 +1,7 @@
 /**
  * A request record's CSV line encoded straight into a byte buffer: the hot path of
- * `requests.csv`, one line per attempt, millions per run. The bytes are those of the generic
+ * `requests.csv`, one line per attempt, millions per run (and, with {@link encodeRowLine},
+ * the time series' wide rows, one per simulated second). The bytes are those of the generic
  * formatter (`csvLine` in `sinks.ts`, itself checked against csv-stringify): numbers as `String`
  * prints them, booleans as true/false, '' as nothing. A line with a text field that needs
  * quoting, is not ASCII or is too long for the room given is refused (-1), and the caller
@@ -76,6 +77,34 @@ export function encodeRequestLine(b: Uint8Array, at: number, r: RequestRecord, t
   p = putNum(b, p, r.generated_tokens);
   b[p++] = COMMA;
   p = putNum(b, p, r.wasted_tokens);
+  b[p++] = NEWLINE;
+  return p;
+}
+
+/**
+ * A row of numbers and text fields (a time-series row: about 200 columns over 64 endpoints)
+ * encoded into `b` from `at` as the generic formatter writes it, with its newline.
+ * @returns the end of the line, or -1 when a text field needs the generic formatter or the
+ *   line would pass `limit`
+ */
+export function encodeRowLine(
+  b: Uint8Array,
+  at: number,
+  row: readonly (string | number)[],
+  limit: number,
+): number {
+  let p = at;
+  for (let i = 0; i < row.length; i++) {
+    // Room for a comma and the longest number (24 characters), and the newline after.
+    if (p + 26 > limit) return -1;
+    if (i > 0) b[p++] = COMMA;
+    const v = row[i] as string | number;
+    if (typeof v === 'number') p = putNum(b, p, v);
+    else {
+      p = putText(b, p, v, limit - 1);
+      if (p < 0) return -1;
+    }
+  }
   b[p++] = NEWLINE;
   return p;
 }

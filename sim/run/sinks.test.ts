@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { REQUEST_COLUMNS, type RequestRecord, type RunSummary } from './records.js';
-import { csvLine } from './sinks.js';
+import { REQUEST_COLUMNS, type RequestRecord, type RunSummary, type SecondRow } from './records.js';
+import { csvLine, secondColumns } from './sinks.js';
 
 describe('CSV output', () => {
   it('formats rows exactly as csv-stringify does (quotes, commas, line breaks, booleans as true/false)', () => {
@@ -68,6 +68,45 @@ describe('CSV output', () => {
       const expected =
         csvLine(REQUEST_COLUMNS) + records.map((r) => csvLine(REQUEST_COLUMNS.map((c) => r[c]))).join('');
       expect(readFileSync(join(dir, 'requests.csv'), 'utf8')).toBe(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes time-series rows byte for byte as the generic row formatter does', async () => {
+    const { FileSink, flattenSecond } = await import('./sinks.js');
+    const ids = ['10.0.0.1:8000', '10.0.0.2:8000'];
+    const base: SecondRow = {
+      t_s: 1,
+      inflight: 2,
+      queued: 0,
+      limit: 8,
+      configured_limit: 8,
+      queue_depth: 4,
+      adapt_state: 'off',
+      arrivals: 3,
+      completed: 1,
+      good: 1,
+      ttft_p50_ms: 12.5,
+      ttft_p95_ms: '',
+      e2e_p50_ms: 100,
+      e2e_p95_ms: 1234.567,
+      decisions: { admitted: 3, queued: 1 },
+      endpoints: ids.map((id) => ({ id, running: 2, waiting: 0, kv_usage: 0.01 })),
+    };
+    const rows: SecondRow[] = [
+      base,
+      { ...base, adapt_state: 'a,"b"', ttft_p50_ms: 0.1 + 0.2 },
+      { ...base, t_s: 1e21, inflight: 2 ** 40, e2e_p50_ms: 1 / 3, e2e_p95_ms: '' },
+      { ...base, adapt_state: 'état', decisions: {} },
+    ];
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-sink-'));
+    try {
+      const sink = new FileSink(dir, ids);
+      for (const r of rows) sink.second(r);
+      await sink.close({} as RunSummary);
+      const expected = csvLine(secondColumns(ids)) + rows.map((r) => csvLine(flattenSecond(r))).join('');
+      expect(readFileSync(join(dir, 'timeseries.csv'), 'utf8')).toBe(expected);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -15,7 +15,7 @@ import {
   SECOND_SCALAR_COLUMNS,
   type SecondRow,
 } from './records.js';
-import { encodeRequestLine, REQUEST_NUMBERS_ROOM } from './request-line.js';
+import { encodeRequestLine, encodeRowLine, REQUEST_NUMBERS_ROOM } from './request-line.js';
 
 /** Receives a run's outputs as they are produced. */
 export interface RunSink {
@@ -54,13 +54,13 @@ export function secondColumns(endpointIds: readonly string[]): string[] {
   ];
 }
 
-/** A time-series row as flat values in `secondColumns` order. */
-export function flattenSecond(row: SecondRow): (string | number)[] {
-  return [
-    ...SECOND_SCALAR_COLUMNS.map((c) => row[c]),
-    ...DECISION_REASONS.map((r) => row.decisions[r] ?? 0),
-    ...row.endpoints.flatMap((e) => [e.running, e.waiting, e.kv_usage]),
-  ];
+/** A time-series row as flat values in `secondColumns` order, written into `out` (emptied first). */
+export function flattenSecond(row: SecondRow, out: (string | number)[] = []): (string | number)[] {
+  out.length = 0;
+  for (const c of SECOND_SCALAR_COLUMNS) out.push(row[c]);
+  for (const r of DECISION_REASONS) out.push(row.decisions[r] ?? 0);
+  for (const e of row.endpoints) out.push(e.running, e.waiting, e.kv_usage);
+  return out;
 }
 
 /**
@@ -190,10 +190,22 @@ function writeRequestLine(f: CsvFile, r: RequestRecord): void {
   else f.pushLine(csvLine(REQUEST_COLUMNS.map((c) => r[c])));
 }
 
+/** Writes a row of numbers and short text fields into `f`, encoded in place when it can be. */
+function writeRowLine(f: CsvFile, row: readonly (string | number)[]): void {
+  const room = row.length * 26 + 1;
+  const b = f.reserve(room);
+  const start = f.used;
+  const end = encodeRowLine(b, start, row, start + room);
+  if (end >= 0) f.commit(end);
+  else f.push(row);
+}
+
 /** Writes `requests.csv`, `timeseries.csv` and `summary.json` into `dir`. */
 export class FileSink implements RunSink {
   readonly #requests: CsvFile;
   readonly #seconds: CsvFile;
+  /** A time-series row's values, refilled every second. */
+  readonly #secondValues: (string | number)[] = [];
 
   constructor(
     readonly dir: string,
@@ -209,7 +221,7 @@ export class FileSink implements RunSink {
   }
 
   second(row: SecondRow): void {
-    this.#seconds.push(flattenSecond(row));
+    writeRowLine(this.#seconds, flattenSecond(row, this.#secondValues));
   }
 
   async flush(): Promise<void> {
