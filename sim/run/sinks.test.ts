@@ -6,6 +6,29 @@ import { describe, expect, it } from 'vitest';
 import { REQUEST_COLUMNS, type RequestRecord, type RunSummary, type SecondRow } from './records.js';
 import { csvLine, secondColumns } from './sinks.js';
 
+/** A time-series row for `ids` (2 running, 0 waiting, 1 % KV each), with `over` replacing fields. */
+function secondRow(ids: readonly string[], over: Partial<SecondRow> = {}): SecondRow {
+  return {
+    t_s: 1,
+    inflight: 2,
+    queued: 0,
+    limit: 8,
+    configured_limit: 8,
+    queue_depth: 4,
+    adapt_state: 'off',
+    arrivals: 3,
+    completed: 1,
+    good: 1,
+    ttft_p50_ms: 12.5,
+    ttft_p95_ms: '',
+    e2e_p50_ms: 100,
+    e2e_p95_ms: 100,
+    decisions: { admitted: 3 },
+    endpoints: ids.map((id) => ({ id, running: 2, waiting: 0, kv_usage: 0.01 })),
+    ...over,
+  };
+}
+
 describe('CSV output', () => {
   it('formats rows exactly as csv-stringify does (quotes, commas, line breaks, booleans as true/false)', () => {
     const rows = [
@@ -76,24 +99,7 @@ describe('CSV output', () => {
   it('writes time-series rows byte for byte as the generic row formatter does', async () => {
     const { FileSink, flattenSecond } = await import('./sinks.js');
     const ids = ['10.0.0.1:8000', '10.0.0.2:8000'];
-    const base: SecondRow = {
-      t_s: 1,
-      inflight: 2,
-      queued: 0,
-      limit: 8,
-      configured_limit: 8,
-      queue_depth: 4,
-      adapt_state: 'off',
-      arrivals: 3,
-      completed: 1,
-      good: 1,
-      ttft_p50_ms: 12.5,
-      ttft_p95_ms: '',
-      e2e_p50_ms: 100,
-      e2e_p95_ms: 1234.567,
-      decisions: { admitted: 3, queued: 1 },
-      endpoints: ids.map((id) => ({ id, running: 2, waiting: 0, kv_usage: 0.01 })),
-    };
+    const base = secondRow(ids, { e2e_p95_ms: 1234.567, decisions: { admitted: 3, queued: 1 } });
     const rows: SecondRow[] = [
       base,
       { ...base, adapt_state: 'a,"b"', ttft_p50_ms: 0.1 + 0.2 },
@@ -117,24 +123,7 @@ describe('CSV output', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-sink-'));
     try {
       const sink = new FileSink(dir, ['10.0.0.1:8000']);
-      sink.second({
-        t_s: 1,
-        inflight: 2,
-        queued: 0,
-        limit: 8,
-        configured_limit: 8,
-        queue_depth: 4,
-        adapt_state: 'off',
-        arrivals: 3,
-        completed: 1,
-        good: 1,
-        ttft_p50_ms: 12.5,
-        ttft_p95_ms: '',
-        e2e_p50_ms: 100,
-        e2e_p95_ms: 100,
-        decisions: { admitted: 3 },
-        endpoints: [{ id: '10.0.0.1:8000', running: 2, waiting: 0, kv_usage: 0.01 }],
-      });
+      sink.second(secondRow(['10.0.0.1:8000']));
       await sink.close({ scenario: 'x' } as RunSummary);
       expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toEqual({ scenario: 'x' });
       const lines = readFileSync(join(dir, 'timeseries.csv'), 'utf8').split('\n');
