@@ -187,8 +187,7 @@ export class Gate {
   }
 
   #retire(pool: Pool): void {
-    pool.drainWaiters();
-    pool.live = false;
+    pool.retire();
   }
 
   /** The pool of rule `key`, or undefined (no rule, or not an AI-gateway service). */

@@ -10,7 +10,7 @@ export {
   adaptiveFloor,
   tighten,
 } from './adaptive.js';
-export { type Clock, ManualClock } from './clock.js';
+export { type Clock, type ClockTimer, ManualClock } from './clock.js';
 export {
   type DeclaredFc,
   type EnvWarning,

@@ -13,7 +13,7 @@
 
 import { type AdaptReason, type AdaptState, adaptStep, recordTtft } from './adaptive.js';
 import type { TokenBucket } from './bucket.js';
-import type { Clock } from './clock.js';
+import type { Clock, ClockTimer } from './clock.js';
 import type { ResolvedConfig } from './config.js';
 import {
   type AdmissionHeaderValues,
@@ -102,6 +102,12 @@ export const QUEUE_WAIT_BUCKETS_MS = [10, 50, 100, 250, 500, 1000, 2500, 5000] a
 export type ObserveCounts = Record<Exclude<Ceiling, 'none' | 'queue'>, { shed: number; queue: number }>;
 
 const EMPTY_KEY = '';
+/**
+ * A deadline this close ahead counts as reached when the deadline timer fires (ms): the
+ * simulator keeps whole microseconds, so a timer set at a fractional deadline may fire up
+ * to half a microsecond before it.
+ */
+const DEADLINE_SLACK_MS = 0.001;
 /** Waiters looked at from the head before the search falls back to each waiting tenant's oldest. */
 const HEAD_SCAN = 16;
 
@@ -139,7 +145,7 @@ export class Pool implements PermitOwner {
   readonly queueWaitBuckets = new Array<number>(QUEUE_WAIT_BUCKETS_MS.length + 1).fill(0);
   queueWaitSumMs = 0;
   queueWaitCount = 0;
-  /** False once the pool was deleted or re-created: its waiters are gone, its permits still release. */
+  /** False once the pool was deleted or re-created (see {@link retire}): its waiters are gone, its permits still release. */
   live = true;
   /** SMG dialect: the token bucket that replaces the service ceiling (null for the loxilb gate). */
   bucket: TokenBucket | null = null;
@@ -148,6 +154,16 @@ export class Pool implements PermitOwner {
   #seq = 0;
   #dispatching = false;
   #redispatch = false;
+  /**
+   * One timer for the pool's earliest queue deadline. Deadlines grow with arrival order
+   * while the wait window stays the same, so the head's is the earliest; after a replace
+   * shortened the window (or a woken loser returned out of order) `#deadlinesInOrder` is
+   * false until the queue empties, and the earliest is found by a scan.
+   */
+  readonly #deadlineTimer: ClockTimer;
+  /** When the deadline timer is set to fire (ms); +Infinity when it is not set. */
+  #deadlineAtMs = Number.POSITIVE_INFINITY;
+  #deadlinesInOrder = true;
 
   constructor(cfg: ResolvedConfig, endpoints: EndpointState[], o: PoolOptions) {
     this.cfg = cfg;
@@ -155,6 +171,15 @@ export class Pool implements PermitOwner {
     this.effective = cfg.maxOutstanding;
     this.#o = o;
     this.#resetAdaptState();
+    this.#deadlineTimer = o.clock.timer(() => this.#deadlineDue());
+  }
+
+  /** Ends the pool's life: its waiters end admission_drained, its deadline timer stops; permits still release. */
+  retire(): void {
+    this.drainWaiters();
+    this.live = false;
+    this.#deadlineTimer.clear();
+    this.#deadlineAtMs = Number.POSITIVE_INFINITY;
   }
 
   get mode(): ResolvedConfig['mode'] {
@@ -295,7 +320,7 @@ export class Pool implements PermitOwner {
         context,
         this,
       );
-      this.queue.push(w);
+      this.#park(w);
       this.#count('queued');
       return { kind: 'queued', ticket: w };
     }
@@ -538,6 +563,7 @@ export class Pool implements PermitOwner {
     // Back in the queue before the units return, so its tenant slot is never freed in between.
     w.state = WAITER_QUEUED;
     this.queue.reinsert(w);
+    this.#watchDeadline(w);
     if (!untracked) this.#giveBack(permit);
     return false;
   }
@@ -559,7 +585,64 @@ export class Pool implements PermitOwner {
     this.#o.host.ended(w, this.#refusal('queue_timeout', w.bodyBuffered, 'queue', queuedMs));
   }
 
-  /** Ends every waiter past its window with admission_queue_timeout. */
+  /** Appends a newcomer to the queue and makes sure its deadline is watched. */
+  #park(w: Waiter): void {
+    const last = this.queue.tail;
+    this.queue.push(w);
+    if (last !== null && last.deadlineMs > w.deadlineMs) this.#deadlinesInOrder = false;
+    if (w.deadlineMs < this.#deadlineAtMs) this.#setDeadlineTimer(w.deadlineMs);
+  }
+
+  /** A waiter back in the queue by its arrival order: its deadline may now be out of order, or the earliest. */
+  #watchDeadline(w: Waiter): void {
+    if (
+      (w.prev !== null && w.prev.deadlineMs > w.deadlineMs) ||
+      (w.next !== null && w.next.deadlineMs < w.deadlineMs)
+    )
+      this.#deadlinesInOrder = false;
+    if (w.deadlineMs < this.#deadlineAtMs) this.#setDeadlineTimer(w.deadlineMs);
+  }
+
+  #setDeadlineTimer(atMs: number): void {
+    this.#deadlineAtMs = atMs;
+    this.#deadlineTimer.set(Math.max(atMs, this.#o.clock.now()));
+  }
+
+  /**
+   * The deadline timer fired: ends every waiter whose window is over (504, its queue slot
+   * free at once), then sets the timer for the earliest deadline left. The timer is not
+   * cleared when waiters leave early, so it may fire with nothing due; it then only moves on.
+   */
+  #deadlineDue(): void {
+    this.#deadlineAtMs = Number.POSITIVE_INFINITY;
+    if (!this.live) return;
+    const now = this.#o.clock.now();
+    const due = now + DEADLINE_SLACK_MS;
+    const q = this.queue;
+    if (this.#deadlinesInOrder) {
+      for (let w = q.head; w !== null && w.deadlineMs <= due; w = q.head) this.#timeout(w, now);
+    } else {
+      for (const w of q.toArray())
+        if (w.state === WAITER_QUEUED && w.deadlineMs <= due) this.#timeout(w, now);
+    }
+    if (q.length === 0) {
+      this.#deadlinesInOrder = true;
+      return;
+    }
+    // A host callback inside #timeout may have parked a newcomer and set the timer already.
+    const next = this.#earliestDeadline();
+    if (next < this.#deadlineAtMs) this.#setDeadlineTimer(next);
+  }
+
+  #earliestDeadline(): number {
+    const q = this.queue;
+    if (this.#deadlinesInOrder) return q.head === null ? Number.POSITIVE_INFINITY : q.head.deadlineMs;
+    let min = Number.POSITIVE_INFINITY;
+    for (let w = q.head; w !== null; w = w.next) if (w.deadlineMs < min) min = w.deadlineMs;
+    return min;
+  }
+
+  /** Ends every waiter past its window with admission_queue_timeout (the sweep's backstop). */
   expireWaiters(): void {
     const now = this.#o.clock.now();
     for (const w of this.queue.toArray())

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Harness, rule } from '../test/gate-harness.js';
+import { Harness, KEY, rule } from '../test/gate-harness.js';
+import { REASON_INDEX } from './decisions.js';
 
 function gated(fc: Record<string, unknown> = {}): Harness {
   const h = new Harness();
@@ -92,25 +93,91 @@ describe('the bounded queue', () => {
     expect(h.count('queue_full')).toBe(1);
   });
 
-  it('ends a waiter past fc_max_queue_wait_ms at the sweep with 504 admission_queue_timeout carrying queued_ms', () => {
+  it('ends a waiter at its deadline exactly with 504 admission_queue_timeout carrying the queued_ms it waited', () => {
     const h = gated({ fc_max_queue_wait_ms: 2500 });
     h.permit();
     h.permit();
     h.clock.advance(200);
     h.ticket({}, 'w');
-    h.clock.advance(2000); // t=2200: the sweeps at 1000 and 2000 leave it
+    h.clock.advance(2499); // t=2699: one ms before its deadline 2700
     expect(h.endings).toHaveLength(0);
-    h.clock.advance(1000); // t=3200: the sweep at 3000 is past its deadline 2700
+    h.clock.advance(1); // t=2700
     expect(h.endings).toHaveLength(1);
     const e = h.endings[0]!;
     expect([e.refusal.status, e.refusal.error, e.refusal.queuedMs, e.atMs]).toEqual([
       504,
       'admission_queue_timeout',
-      2800,
-      3000,
+      2500,
+      2700,
     ]);
     expect(e.refusal.keepConnection).toBe(false);
     expect(h.count('queue_timeout')).toBe(1);
+  });
+
+  it("frees a timed-out waiter's queue slot at its deadline: a newcomer at that instant is queued, not refused", () => {
+    const h = gated({ fc_max_queue_depth: 1, fc_max_queue_wait_ms: 1001 });
+    h.permit();
+    h.permit();
+    h.ticket({}, 'first');
+    h.clock.advance(1000);
+    expect(h.refusal().reason).toBe('queue_full'); // t=1000: still waiting
+    h.clock.advance(1); // t=1001: its window is over
+    expect(h.endings.map((e) => [e.ticket.context, e.atMs])).toEqual([['first', 1001]]);
+    expect(h.admit({}, 'second').kind).toBe('queued');
+  });
+
+  it('ends each waiter at its own deadline, in deadline order, when a replace shortened the window', () => {
+    const h = gated({ fc_max_queue_wait_ms: 3000 });
+    h.permit();
+    h.permit();
+    h.ticket({}, 'long'); // deadline 3000
+    h.clock.advance(100);
+    h.gate.apply(rule({ fc_max_queue_wait_ms: 500 }));
+    h.ticket({}, 'short'); // deadline 600, behind an older waiter with a later deadline
+    h.clock.advance(5000);
+    expect(h.endings.map((e) => [e.ticket.context, e.atMs, e.refusal.queuedMs])).toEqual([
+      ['short', 600, 500],
+      ['long', 3000, 3000],
+    ]);
+  });
+
+  it('ends a woken waiter that lost its turn at the deadline it was first parked with', () => {
+    const h = gated({ fc_max_queue_wait_ms: 1500 });
+    const a = h.permit();
+    h.permit();
+    h.ticket({}, 'w'); // deadline 1500
+    h.clock.advance(400);
+    h.answers.push('lost', 'lost');
+    a.release(); // t=400: its turn, lost; back at the head
+    h.clock.advance(1100); // the sweep at 1000 hands it a turn again, lost again
+    expect(h.endings.map((e) => [e.ticket.context, e.atMs, e.refusal.queuedMs])).toEqual([['w', 1500, 1500]]);
+  });
+
+  it('asks the clock for one deadline timer per pool, however many wait', () => {
+    const h = gated({ fc_max_queue_depth: 500 });
+    const before = h.clock.pendingTimers; // the sweep
+    h.permit();
+    h.permit();
+    for (let i = 0; i < 400; i++) {
+      h.ticket({}, i);
+      h.clock.advance(3);
+    }
+    expect(h.clock.pendingTimers).toBe(before + 1);
+    h.clock.advance(5000);
+    expect(h.endings).toHaveLength(400);
+    expect(h.endings.every((e) => e.atMs === (e.ticket.context as number) * 3 + 5000)).toBe(true);
+  });
+
+  it('stops the deadline timer of a deleted pool: its waiters end drained, never timed out later', () => {
+    const h = gated({ fc_max_queue_wait_ms: 800 });
+    h.permit();
+    h.permit();
+    h.ticket({}, 'w');
+    const pool = h.pool;
+    h.gate.delete(KEY);
+    h.clock.advance(2000);
+    expect(h.endings.map((e) => e.refusal.error)).toEqual(['admission_drained']);
+    expect(pool.decisions[REASON_INDEX.queue_timeout]).toBe(0);
   });
 
   it('never admits a waiter after its deadline: a release past it ends the wait instead', () => {

@@ -3,7 +3,7 @@
  * and `setInterval` timers. Timers are unref'd, so they never keep a process
  * alive on their own (the listening sockets do).
  */
-import type { Clock } from '../gate/index.js';
+import type { Clock, ClockTimer } from '../gate/index.js';
 
 /**
  * A Clock on the process's monotonic clock (milliseconds since process start), optionally
@@ -40,9 +40,46 @@ export class RealClock implements Clock {
     };
   }
 
+  /**
+   * A one-shot timer on `setTimeout`. Node may run a timeout up to a millisecond before
+   * `performance.now()` reaches its time (libuv keeps a cached, whole-millisecond loop
+   * time), so a firing that comes early waits out the rest: the callback never runs
+   * before the time it was set for.
+   */
+  timer(fn: () => void): ClockTimer {
+    let handle: NodeJS.Timeout | null = null;
+    let atMs = 0;
+    const stop = (): void => {
+      if (handle === null) return;
+      clearTimeout(handle);
+      this.#timers.delete(handle);
+      handle = null;
+    };
+    const start = (): void => {
+      const waitMs = Math.max(0, Math.ceil((atMs - this.now()) / this.timeScale));
+      handle = setTimeout(fire, waitMs);
+      handle.unref();
+      this.#timers.add(handle);
+    };
+    const fire = (): void => {
+      if (handle !== null) this.#timers.delete(handle);
+      handle = null;
+      if (this.now() < atMs) start();
+      else fn();
+    };
+    return {
+      set: (at: number): void => {
+        stop();
+        atMs = at;
+        start();
+      },
+      clear: stop,
+    };
+  }
+
   /** Cancels every timer this clock started. */
   dispose(): void {
-    for (const t of this.#timers) clearInterval(t);
+    for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
   }
 }

@@ -33,7 +33,10 @@ describe('fixed profile timings', () => {
     const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
     expect(mean).toBeGreaterThanOrEqual(15);
     expect(mean).toBeLessThan(60);
-    expect((tokens.at(-1) as number) - (tokens[0] as number)).toBeGreaterThanOrEqual(95);
+    // Nothing early: the sixth token is due 100 ms + 5 × 20 ms after the request was sent. (A gap
+    // between two arrivals is no such check: a first token delivered late on a busy machine
+    // shortens it.)
+    expect(tokens.at(-1) as number).toBeGreaterThanOrEqual(195);
   });
 
   it('queues FIFO beyond the concurrency cap, and /metrics shows running and waiting', async () => {

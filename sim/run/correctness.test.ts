@@ -3,6 +3,7 @@
  * M/M/c/K with the gate as the only queue, Little's law, conservation, and
  * byte-identical reruns.
  */
+import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from '../scenario/load.js';
 import type { RequestRecord, RunSummary, SecondRow } from './records.js';
@@ -77,6 +78,60 @@ function mmckBlocking(c: number, K: number, a: number): number {
   return p[K]! / total;
 }
 
+/**
+ * An independent reference for M/M/c/K with a deterministic wait window: Poisson arrivals,
+ * c exponential servers, a FIFO waiting room of `room`, and a waiter that has not started
+ * `windowS` after it arrived leaves (its place free at that instant). Shares no code with the
+ * gate or the simulator. Because every waiter has the same window and the room is FIFO, the
+ * waiters due to leave are always at the head, so they are dropped before each event.
+ * @returns the shares of arrivals after `warmupS` that were refused and that timed out
+ */
+function mmckDeadlineReference(o: {
+  lambda: number;
+  mu: number;
+  c: number;
+  room: number;
+  windowS: number;
+  durationS: number;
+  warmupS: number;
+  seed: string;
+}): { refused: number; timedOut: number } {
+  const rand = seedrandom(o.seed);
+  const exp = (rate: number): number => -Math.log(1 - rand()) / rate;
+  const completions: number[] = []; // finish times of busy servers
+  const room: number[] = []; // arrival times of waiters, oldest first
+  const counted = (t: number): boolean => t >= o.warmupS;
+  let arrivals = 0;
+  let refused = 0;
+  let timedOut = 0;
+  const expireBefore = (t: number): void => {
+    while (room.length > 0 && room[0]! + o.windowS <= t) {
+      if (counted(room.shift()!)) timedOut++;
+    }
+  };
+  let nextArrival = exp(o.lambda);
+  for (;;) {
+    const nextDone = completions.length > 0 ? Math.min(...completions) : Number.POSITIVE_INFINITY;
+    const t = Math.min(nextArrival, nextDone);
+    if (t > o.durationS) break;
+    expireBefore(t);
+    if (t === nextDone) {
+      completions.splice(completions.indexOf(nextDone), 1);
+      if (room.length > 0) {
+        room.shift();
+        completions.push(t + exp(o.mu));
+      }
+    } else {
+      if (counted(t)) arrivals++;
+      if (completions.length < o.c && room.length === 0) completions.push(t + exp(o.mu));
+      else if (room.length < o.room) room.push(t);
+      else if (counted(t)) refused++;
+      nextArrival = t + exp(o.lambda);
+    }
+  }
+  return { refused: refused / arrivals, timedOut: timedOut / arrivals };
+}
+
 describe('simulator correctness', () => {
   it('matches the M/M/c mean wait and probability of waiting (Erlang C) within 3% with the gate off', async () => {
     const text = exponentialScenario({ rate: 6.4, gate: '      fc_mode: "off"', durationS: 40_000 });
@@ -110,6 +165,35 @@ describe('simulator correctness', () => {
     expect(Math.abs(blocked - expected) / expected).toBeLessThan(0.03);
     expect(s.max_inflight).toBe(8);
     expect(s.max_queued).toBe(8);
+  });
+
+  it('matches an independent M/M/c/K reference with a binding wait window within 3% on refusals and timeouts', async () => {
+    const gate = [
+      '      fc_mode: enforce',
+      '      fc_max_outstanding: 8',
+      '      fc_max_queue_depth: 8',
+      '      fc_max_queue_wait_ms: 500',
+    ].join('\n');
+    const durationS = 30_000;
+    const sc = parseScenarioText(exponentialScenario({ rate: 12, gate, durationS }), 'mmck-deadline.yaml');
+    const s = await runScenario(sc, { sink: new MemorySink(false) });
+    const ref = mmckDeadlineReference({
+      lambda: 12,
+      mu: 1,
+      c: 8,
+      room: 8,
+      windowS: 0.5,
+      durationS,
+      warmupS: 200,
+      seed: 'mmck-deadline-reference',
+    });
+    const refused = (s.outcomes.shed ?? 0) / s.attempts;
+    const timedOut = (s.outcomes.timed_out ?? 0) / s.attempts;
+    // Both are a sizeable share at this load, so 3% is a resolvable bound (each count is in the tens of thousands).
+    expect(ref.refused).toBeGreaterThan(0.05);
+    expect(ref.timedOut).toBeGreaterThan(0.05);
+    expect(Math.abs(refused - ref.refused) / ref.refused).toBeLessThan(0.03);
+    expect(Math.abs(timedOut - ref.timedOut) / ref.timedOut).toBeLessThan(0.03);
   });
 
   it("holds Little's law: time-average in system = throughput × mean time in system", async () => {
