@@ -133,6 +133,33 @@ describe('adaptive ceiling', () => {
     expect(open.pool.effective).toBe(10);
   });
 
+  it('lifts a tightened ceiling to the new floor when a raise puts it below a quarter, and backpressure never widens it', () => {
+    const h = adaptive({ fc_max_outstanding: 16 });
+    for (let i = 0; i < 6; i++) second(h, 3); // 16 -> 12, 9, 7, 5, 4, 4
+    expect(h.pool.effective).toBe(4);
+    h.gate.apply(rule({ fc_max_outstanding: 100 }));
+    expect([h.pool.effective, h.pool.adaptState]).toEqual([25, 'tightened']); // floor of 100
+    const seen: number[] = [];
+    for (let i = 0; i < 4; i++) seen.push(second(h, 3));
+    expect(seen).toEqual([25, 25, 25, 25]);
+    expect(h.pool.adaptMovesUp).toBe(0);
+  });
+
+  it('keeps the ceiling in force within [quarter, all] of the configured one through any sequence of raises, cuts and seconds', () => {
+    const h = adaptive({ fc_max_outstanding: 40 });
+    const ceilings = [40, 100, 7, 64, 3, 1000, 16];
+    for (const [i, c] of ceilings.entries()) {
+      h.gate.apply(rule({ fc_max_outstanding: c }));
+      for (let s = 0; s < 5; s++) {
+        const before = h.pool.effective;
+        const after = second(h, (i + s) % 3 === 0 ? 0 : 2);
+        expect(after).toBeGreaterThanOrEqual(Math.max(1, Math.floor(c / 4)));
+        expect(after).toBeLessThanOrEqual(c);
+        if (h.pool.adaptReason === 'queued') expect(after).toBeLessThanOrEqual(before);
+      }
+    }
+  });
+
   it('clamps the effective ceiling when the configured one is lowered below it, evicting nobody', () => {
     const h = adaptive();
     for (let i = 0; i < 12; i++) h.permit();

@@ -20,9 +20,14 @@ export function adaptiveFloor(configured: number): number {
   return Math.max(1, Math.floor(configured / 4));
 }
 
-/** One tightening step: four fifths of `effective`, never below the floor. */
+/** `effective` brought within [floor, configured]: the only range the ceiling in force may take. */
+export function clampAdaptive(effective: number, configured: number): number {
+  return Math.min(configured, Math.max(adaptiveFloor(configured), effective));
+}
+
+/** One tightening step: four fifths of `effective`, never below the floor, and never above `effective`. */
 export function tighten(effective: number, configured: number): number {
-  return Math.max(adaptiveFloor(configured), Math.floor((effective * 4) / 5));
+  return Math.min(effective, Math.max(adaptiveFloor(configured), Math.floor((effective * 4) / 5)));
 }
 
 export interface AdaptInput {
@@ -58,7 +63,7 @@ export function adaptStep(i: AdaptInput): AdaptStep {
       if (ep.ttftEwmaMs > i.ttftTargetMs) slow = true;
     }
   }
-  const eff = Math.min(i.effective, i.configured);
+  const eff = clampAdaptive(i.effective, i.configured);
   const stateOf = (e: number): AdaptState => (e < i.configured ? 'tightened' : 'open');
   if (!fresh) {
     return { effective: eff, state: eff < i.configured ? 'frozen' : 'open', reason: 'stale', moved: 0 };

@@ -79,6 +79,39 @@ describe('ceilings', () => {
     expect(h.grants.map((g) => [g.ticket.context, g.permit.endpointId])).toEqual([['w', EP2]]);
   });
 
+  it('counts a P/D request whose leg is refused once in decisions_total: as capacity_shed, never also admitted', () => {
+    const h = new Harness();
+    h.gate.apply(
+      rule(
+        { fc_mode: 'enforce', fc_max_outstanding: 4, fc_prefill_max_inflight: 1, fc_decode_max_inflight: 1 },
+        PD_EPS,
+        {
+          pd_disagg_mode: true,
+        },
+      ),
+    );
+    const first = h.permit({ pd: true });
+    expect('endpointId' in first.openLeg('prefill')).toBe(true);
+    expect('endpointId' in first.openLeg('decode')).toBe(true);
+    const second = h.permit({ pd: true });
+    expect('endpointId' in second.openLeg('prefill')).toBe(true);
+    const refused = second.openLeg('decode'); // the one decode endpoint is full
+    expect('status' in refused && refused.reason).toBe('capacity_shed');
+    second.release();
+    const counts = { admitted: h.count('admitted'), capacity_shed: h.count('capacity_shed') };
+    expect(counts).toEqual({ admitted: 1, capacity_shed: 1 });
+  });
+
+  it('counts a P/D request admitted when it ends before opening a decode leg (a failed prefill, a client gone)', () => {
+    const h = new Harness();
+    h.gate.apply(rule({ fc_mode: 'enforce', fc_max_outstanding: 4 }, PD_EPS, { pd_disagg_mode: true }));
+    const p = h.permit({ pd: true });
+    (p.openLeg('prefill') as Leg).close();
+    expect(h.count('admitted')).toBe(0); // not decided yet
+    p.release();
+    expect(h.count('admitted')).toBe(1);
+  });
+
   it('takes one service unit and one admitted for a P/D request however many legs it opens', () => {
     const h = new Harness();
     h.gate.apply(

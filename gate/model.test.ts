@@ -219,18 +219,21 @@ function runModel(cmds: Cmd[]): void {
         if (d.kind === 'admit') {
           r.state = 'executing';
           r.permit = d.permit;
-          bump(pool);
           checkAdmission(pool, d.permit, false);
+          // A P/D request under enforce whose leg is refused counts as that refusal, not as admitted.
+          let legRefused = false;
           if (c.kind === 'pd') {
             for (const role of ['prefill', 'decode'] as const) {
               const leg = d.permit.openLeg(role);
               if ('status' in leg) {
+                legRefused = pool.cfg.mode === 'enforce';
                 release(r);
                 break;
               }
               r.legs.push(leg);
             }
           }
+          if (!legRefused) bump(pool);
         } else if (d.kind === 'queued') {
           r.state = 'queued';
           r.ticket = d.ticket;
@@ -313,7 +316,9 @@ function runModel(cmds: Cmd[]): void {
     const queued = reqs.filter((r) => r.state === 'queued' && r.pool === p).length;
     if (p.queue.length !== queued) fail(`queue ${p.queue.length} != model ${queued}`);
     const d = p.decisions;
-    const fromQueue = d[REASON_INDEX.admitted]! - (direct.get(p) ?? 0);
+    // Waiters granted a turn as P/D requests are counted admitted when a decode leg opens or they end.
+    const pending = onPool.filter((r) => r.state === 'executing' && r.permit!.admitCountPending).length;
+    const fromQueue = d[REASON_INDEX.admitted]! + pending - (direct.get(p) ?? 0);
     const left =
       fromQueue + d[REASON_INDEX.queue_timeout]! + d[REASON_INDEX.cancelled]! + d[REASON_INDEX.drained]!;
     if (d[REASON_INDEX.queued]! !== left + p.queue.length) fail('queued does not balance');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EP1, EP2, Harness, rule } from '../test/gate-harness.js';
+import { EP1, EP2, Harness, KEY, rule } from '../test/gate-harness.js';
 import { collect } from './metrics.js';
 
 describe('modes', () => {
@@ -40,6 +40,44 @@ describe('modes', () => {
     expect(d.kind).toBe('admit');
     expect(h.count('observe_would_queue')).toBe(1);
     expect(h.pool.queue.length).toBe(0);
+  });
+
+  it('observe counts a would-shed, not a would-queue, when no endpoint is healthy: enforce answers 503 at once', () => {
+    const enforce = new Harness();
+    const observe = new Harness();
+    for (const [h, mode] of [
+      [enforce, 'enforce'],
+      [observe, 'observe'],
+    ] as const) {
+      h.gate.apply(
+        rule({ fc_mode: mode, fc_max_outstanding: 1, fc_max_queue_depth: 4, fc_max_queue_wait_ms: 1000 }),
+      );
+      h.gate.setEndpointHealth(KEY, EP1, false);
+      h.gate.setEndpointHealth(KEY, EP2, false);
+    }
+    expect(enforce.refusal().reason).toBe('no_healthy_capacity');
+    const d = observe.admit();
+    expect(d.kind).toBe('admit');
+    expect(d.kind === 'admit' && d.observe?.outcome).toBe('observe_would_shed');
+    expect([observe.count('observe_would_shed'), observe.count('observe_would_queue')]).toEqual([1, 0]);
+  });
+
+  it('observe counts a P/D request with no healthy role endpoint as a would-shed', () => {
+    const h = new Harness();
+    h.gate.apply(
+      rule(
+        { fc_mode: 'observe', fc_max_queue_depth: 4, fc_max_queue_wait_ms: 1000 },
+        [
+          { endpointIP: '198.51.100.21', targetPort: 8000, role: 'prefill' },
+          { endpointIP: '198.51.100.22', targetPort: 8000, role: 'decode' },
+        ],
+        { pd_disagg_mode: true },
+      ),
+    );
+    h.gate.setEndpointHealth(KEY, '198.51.100.21:8000', false);
+    h.gate.setEndpointHealth(KEY, '198.51.100.22:8000', false);
+    const d = h.admit({ pd: true });
+    expect(d.kind === 'admit' && d.observe?.outcome).toBe('observe_would_shed');
   });
 
   it('observe counts the tenant share too', () => {

@@ -23,6 +23,11 @@ export class Permit {
   released = false;
   /** Open P/D legs (null when none were opened). */
   legs: Leg[] | null = null;
+  /**
+   * A P/D request under enforce is counted once: `admitted` when its decode leg opens or it
+   * ends without a refused leg, or the reason its leg was refused. True until one of those.
+   */
+  admitCountPending = false;
 
   /**
    * @param owner the pool that issued it

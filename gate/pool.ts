@@ -11,7 +11,7 @@
  * turn passes to the next waiter).
  */
 
-import { type AdaptReason, type AdaptState, adaptStep, recordTtft } from './adaptive.js';
+import { type AdaptReason, type AdaptState, adaptStep, clampAdaptive, recordTtft } from './adaptive.js';
 import type { TokenBucket } from './bucket.js';
 import type { Clock, ClockTimer } from './clock.js';
 import type { ResolvedConfig } from './config.js';
@@ -295,7 +295,11 @@ export class Pool implements PermitOwner {
 
     if (!svcFull && !epFull && !tenantFull && !queueBlocks) {
       if (ep !== null) ep.inflight++;
-      return { kind: 'admit', permit: this.#take(ep, slot, now, context), observe: null };
+      return {
+        kind: 'admit',
+        permit: this.#take(ep, slot, now, context, req.pd === true && !outside),
+        observe: null,
+      };
     }
     const ceiling: Ceiling = svcFull ? 'service' : epFull ? 'endpoint' : tenantFull ? 'tenant' : 'service';
     const mayWait =
@@ -339,7 +343,13 @@ export class Pool implements PermitOwner {
     const ceilings: Ceiling[] = [];
     if (this.effective > 0 && this.inflight >= this.effective) ceilings.push('service');
     let ep: EndpointState | null = null;
-    if (!pd) {
+    // With no healthy endpoint enforce answers 503 at once: that would be a shed, never a wait.
+    let noneHealthy = false;
+    if (pd) {
+      noneHealthy =
+        this.#o.workersOutsideGate !== true && !this.endpoints.some((e) => e.healthy && e.role !== 'normal');
+      if (noneHealthy) ceilings.push('endpoint');
+    } else {
       const picked = pickEndpointAt(
         this.endpoints,
         'normal',
@@ -349,6 +359,7 @@ export class Pool implements PermitOwner {
         req.preferredEndpoint,
       );
       if (picked === PICK_NONE_HEALTHY || picked === PICK_ALL_FULL) {
+        noneHealthy = picked === PICK_NONE_HEALTHY;
         ceilings.push('endpoint');
         const any = pickEndpoint(this.endpoints, 'normal', () => 0, req.preferredEndpoint, true);
         ep = typeof any === 'object' ? any : (this.endpoints.find((e) => e.role === 'normal') ?? null);
@@ -357,7 +368,10 @@ export class Pool implements PermitOwner {
     if (this.shareActive && slot.exec >= this.tenantExecBound) ceilings.push('tenant');
     let note: ObserveNote | null = null;
     if (ceilings.length > 0) {
-      const wouldQueue = req.protocol !== 'h2' && this.cfg.queueDepth > 0;
+      const wouldQueue =
+        !noneHealthy &&
+        (req.protocol !== 'h2' || this.#o.everyRequestMayWait === true) &&
+        this.cfg.queueDepth > 0;
       const outcome = wouldQueue ? 'observe_would_queue' : 'observe_would_shed';
       for (const c of ceilings) {
         this.#count(outcome);
@@ -368,16 +382,25 @@ export class Pool implements PermitOwner {
       note = { outcome, ceilings };
     }
     if (ep !== null) ep.inflight++;
-    return { kind: 'admit', permit: this.#take(ep, slot, now, context), observe: note };
+    return { kind: 'admit', permit: this.#take(ep, slot, now, context, false), observe: note };
   }
 
   /** Takes the service and tenant units (the endpoint unit is taken by the caller) and counts the admission. */
-  #take(ep: EndpointState | null, slot: TenantSlot, now: number, context: unknown): Permit {
+  /** @param legsDecide a P/D request under enforce: its legs decide how it is counted (see `Permit.admitCountPending`) */
+  #take(
+    ep: EndpointState | null,
+    slot: TenantSlot,
+    now: number,
+    context: unknown,
+    legsDecide: boolean,
+  ): Permit {
     this.inflight++;
     this.bucket?.take();
     slot.exec++;
-    this.#count('admitted');
-    return new Permit(this, true, ep, slot, now, context);
+    const p = new Permit(this, true, ep, slot, now, context);
+    if (legsDecide) p.admitCountPending = true;
+    else this.#count('admitted');
+    return p;
   }
 
   /** True when no service unit is free: the ceiling in force is reached, or the SMG bucket is empty. */
@@ -546,7 +569,8 @@ export class Pool implements PermitOwner {
     w.state = WAITER_GRANTED;
     const outcome = this.#o.host.granted(w, permit);
     if (outcome === 'taken') {
-      this.#count('admitted');
+      if (how === 'tracked' && w.pd && this.#o.workersOutsideGate !== true) permit.admitCountPending = true;
+      else this.#count('admitted');
       this.#recordWait(now - w.enqueuedAtMs);
       if (untracked) this.tenants.release(w.slot);
       return true;
@@ -677,6 +701,10 @@ export class Pool implements PermitOwner {
 
   releasePermit(p: Permit): void {
     p.released = true;
+    if (p.admitCountPending) {
+      p.admitCountPending = false;
+      this.#count('admitted');
+    }
     if (!p.tracked) return;
     this.#giveBack(p);
     this.dispatch();
@@ -750,7 +778,11 @@ export class Pool implements PermitOwner {
       ep = any;
     } else {
       const reason = picked === PICK_NONE_HEALTHY ? 'no_healthy_capacity' : 'capacity_shed';
-      this.#count(reason);
+      // The request is answered with this refusal: that is its one count (it was not yet counted admitted).
+      if (p.admitCountPending) {
+        p.admitCountPending = false;
+        this.#count(reason);
+      }
       return {
         ...this.#refusal(reason, true, 'endpoint'),
         headers: { inflight: this.inflight, queued: this.queue.length, limit: this.#roleCapInForce(role) },
@@ -761,6 +793,10 @@ export class Pool implements PermitOwner {
     if (!p.tracked || p.released) leg.closed = true;
     if (p.legs === null) p.legs = [leg];
     else p.legs.push(leg);
+    if (role === 'decode' && p.admitCountPending) {
+      p.admitCountPending = false;
+      this.#count('admitted');
+    }
     return leg;
   }
 
@@ -834,7 +870,8 @@ export class Pool implements PermitOwner {
       this.effective = next.maxOutstanding;
       if (!wasAdapting) this.#resetAdaptState();
     } else {
-      this.effective = Math.min(this.effective, next.maxOutstanding);
+      // Tightened: keep the tighter bound, but within the new [quarter, all] of the ceiling in force.
+      this.effective = clampAdaptive(this.effective, next.maxOutstanding);
       this.adaptState = this.effective < next.maxOutstanding ? 'tightened' : 'open';
     }
     if (prev.warmupMs > 0 && next.warmupMs === 0) {
