@@ -100,8 +100,10 @@ export interface Refusal {
 
 /**
  * Builds a refusal from the table.
- * @param meanWaitMs mean queue wait of resumed requests on the pool, in ms (NaN when none yet)
+ * @param meanWaitMs the pool's recent mean queue wait, in ms (NaN when nobody has left the queue yet)
  * @param bodyBuffered whether the request body was fully read before the decision
+ * @param queuedMs how long the request waited, for a refusal that ends a wait
+ * @param queueBound a refusal the queue made (a tenant's share of the queue full): Retry-After is the mean wait
  */
 export function makeRefusal(
   reason: DecisionReason,
@@ -110,13 +112,15 @@ export function makeRefusal(
   bodyBuffered: boolean,
   ceiling: Ceiling,
   queuedMs?: number,
+  queueBound = false,
 ): Refusal {
   const row = REFUSALS[reason];
   if (!row) throw new Error(`internal: ${reason} is not a refusal`);
+  const rule: RetryRule = queueBound ? 'mean_wait' : row.retry;
   const retryAfterS =
-    row.retry === 'ceiling'
+    rule === 'ceiling'
       ? RETRY_AFTER_CEILING_S
-      : row.retry === 'drain'
+      : rule === 'drain'
         ? RETRY_AFTER_DRAIN_S
         : clamp(
             Number.isFinite(meanWaitMs) ? Math.ceil(meanWaitMs / 1000) : RETRY_AFTER_MEAN_WAIT_MIN_S,

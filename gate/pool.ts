@@ -95,6 +95,9 @@ export interface Anomalies {
   tenant_table_full: number;
 }
 
+/** Waits (ms) the Retry-After mean covers: the last this many requests to leave the queue admitted or timed out. */
+export const RETRY_MEAN_WAITS = 64;
+
 /** Queue-wait histogram bucket bounds, in ms. */
 export const QUEUE_WAIT_BUCKETS_MS = [10, 50, 100, 250, 500, 1000, 2500, 5000] as const;
 
@@ -145,6 +148,11 @@ export class Pool implements PermitOwner {
   readonly queueWaitBuckets = new Array<number>(QUEUE_WAIT_BUCKETS_MS.length + 1).fill(0);
   queueWaitSumMs = 0;
   queueWaitCount = 0;
+  /** The last {@link RETRY_MEAN_WAITS} waits that ended admitted or timed out (a ring), and their sum. */
+  readonly #recentWaits = new Float64Array(RETRY_MEAN_WAITS);
+  #recentNext = 0;
+  #recentCount = 0;
+  #recentSumMs = 0;
   /** False once the pool was deleted or re-created (see {@link retire}): its waiters are gone, its permits still release. */
   live = true;
   /** SMG dialect: the token bucket that replaces the service ceiling (null for the loxilb gate). */
@@ -237,9 +245,22 @@ export class Pool implements PermitOwner {
     return n;
   }
 
-  /** Mean wait of requests resumed from the queue, in ms (NaN when none yet). */
+  /**
+   * The mean wait behind a full queue's or a timeout's Retry-After, in ms: over the last
+   * {@link RETRY_MEAN_WAITS} requests to leave the queue admitted or timed out (cancelled and
+   * drained waits say nothing of how long a turn takes). NaN when nobody has left yet.
+   */
   get meanQueueWaitMs(): number {
-    return this.queueWaitCount === 0 ? Number.NaN : this.queueWaitSumMs / this.queueWaitCount;
+    return this.#recentCount === 0 ? Number.NaN : this.#recentSumMs / this.#recentCount;
+  }
+
+  #noteWait(ms: number): void {
+    const i = this.#recentNext;
+    if (this.#recentCount === RETRY_MEAN_WAITS) this.#recentSumMs -= this.#recentWaits[i]!;
+    else this.#recentCount++;
+    this.#recentWaits[i] = ms;
+    this.#recentSumMs += ms;
+    this.#recentNext = i + 1 === RETRY_MEAN_WAITS ? 0 : i + 1;
   }
 
   // ---- admission -------------------------------------------------------
@@ -311,7 +332,7 @@ export class Pool implements PermitOwner {
       }
       if (slot.queued >= this.tenantQueueBound) {
         this.tenants.release(slot);
-        return this.#refuse('tenant_share', bodyBuffered, 'tenant');
+        return this.#refuse('tenant_share', bodyBuffered, 'tenant', undefined, true);
       }
       const w = new Waiter(
         this.#seq++,
@@ -420,12 +441,24 @@ export class Pool implements PermitOwner {
     return typeof picked === 'object' ? picked.id : null;
   }
 
-  #refuse(reason: DecisionReason, bodyBuffered: boolean, ceiling: Ceiling, queuedMs?: number): Decision {
+  #refuse(
+    reason: DecisionReason,
+    bodyBuffered: boolean,
+    ceiling: Ceiling,
+    queuedMs?: number,
+    queueBound = false,
+  ): Decision {
     this.#count(reason);
-    return { kind: 'refuse', refusal: this.#refusal(reason, bodyBuffered, ceiling, queuedMs) };
+    return { kind: 'refuse', refusal: this.#refusal(reason, bodyBuffered, ceiling, queuedMs, queueBound) };
   }
 
-  #refusal(reason: DecisionReason, bodyBuffered: boolean, ceiling: Ceiling, queuedMs?: number): Refusal {
+  #refusal(
+    reason: DecisionReason,
+    bodyBuffered: boolean,
+    ceiling: Ceiling,
+    queuedMs?: number,
+    queueBound = false,
+  ): Refusal {
     const limit = ceiling === 'endpoint' ? this.#roleCapInForce('normal') : this.effective;
     return makeRefusal(
       reason,
@@ -434,6 +467,7 @@ export class Pool implements PermitOwner {
       bodyBuffered,
       ceiling,
       queuedMs,
+      queueBound,
     );
   }
 
@@ -593,6 +627,7 @@ export class Pool implements PermitOwner {
   }
 
   #recordWait(ms: number): void {
+    this.#noteWait(ms);
     this.queueWaitSumMs += ms;
     this.queueWaitCount++;
     let i = 0;
@@ -605,6 +640,7 @@ export class Pool implements PermitOwner {
     w.state = WAITER_ENDED;
     this.tenants.release(w.slot);
     const queuedMs = now - w.enqueuedAtMs;
+    this.#noteWait(queuedMs); // this wait counts in its own Retry-After
     this.#count('queue_timeout');
     this.#o.host.ended(w, this.#refusal('queue_timeout', w.bodyBuffered, 'queue', queuedMs));
   }

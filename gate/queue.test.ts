@@ -273,19 +273,51 @@ describe('the bounded queue', () => {
   });
 
   it('sets Retry-After to the mean queue wait, clamped to [1, 30] s, for a full queue or a timeout', () => {
-    const h = gated({ fc_max_queue_depth: 1 });
+    const h = gated({ fc_max_queue_depth: 1, fc_max_queue_wait_ms: 60_000 });
     const a = h.permit();
-    h.permit();
+    const b = h.permit();
     h.ticket();
     h.clock.advance(900);
     a.release(); // one wait of 900 ms
     h.ticket();
     expect(h.refusal().retryAfterS).toBe(1);
-    h.pool.queueWaitSumMs = 45_000 * h.pool.queueWaitCount;
-    expect(h.refusal().retryAfterS).toBe(30);
-    h.pool.queueWaitSumMs = 2_200 * h.pool.queueWaitCount;
+    h.clock.advance(45_000);
+    b.release(); // waits 900 and 45000: mean 22950 ms
+    h.ticket();
+    expect(h.refusal().retryAfterS).toBe(23);
+    h.clock.advance(59_999);
+    h.grants[0]!.permit.release(); // a third wait of 59999 ms: mean 35300, clamped
+    h.ticket();
     const r = h.refusal();
-    expect([r.retryAfterS, r.jitterHintMs]).toEqual([3, 1500]);
+    expect([r.retryAfterS, r.jitterHintMs]).toEqual([30, 15_000]);
+  });
+
+  it('counts timed-out waits in the mean: a 504 after 9 s where nobody was admitted from the queue advertises 9 s', () => {
+    const h = gated({ fc_max_queue_depth: 1, fc_max_queue_wait_ms: 9000 });
+    h.permit();
+    h.permit();
+    h.ticket();
+    expect(h.refusal().retryAfterS).toBe(1); // nobody has left the queue yet
+    h.clock.advance(9000);
+    const e = h.endings[0]!.refusal;
+    expect([e.status, e.queuedMs, e.retryAfterS]).toEqual([504, 9000, 9]);
+    h.ticket();
+    expect(h.refusal().retryAfterS).toBe(9); // the next full-queue refusal too
+  });
+
+  it('takes the mean over the last 64 waits only, so an old slow spell does not linger', () => {
+    const h = gated({ fc_max_queue_depth: 1, fc_max_queue_wait_ms: 60_000, fc_max_outstanding: 1 });
+    let running = h.permit();
+    const wait = (ms: number): void => {
+      h.ticket();
+      h.clock.advance(ms);
+      running.release();
+      running = h.grants.at(-1)!.permit;
+    };
+    wait(20_000);
+    for (let i = 0; i < 64; i++) wait(100);
+    h.ticket();
+    expect(h.refusal().retryAfterS).toBe(1);
   });
 
   it('closes the connection after a 429 when the body was streamed, keeps it when buffered', () => {

@@ -30,6 +30,21 @@ function probe(h: Harness): [number, number | 'refused at once'] {
 }
 
 describe('tenant fair share', () => {
+  it('answers a tenant whose share of the queue is full with Retry-After the mean queue wait, and one refused at once with 1', () => {
+    const h = shared(8, 16, 25); // a tenant executes 2 and waits 4
+    const a = [h.permit({ tenant: 'a' }), h.permit({ tenant: 'a' })];
+    h.ticket({ tenant: 'a' });
+    h.clock.advance(4200);
+    a[0]!.release(); // one wait of 4200 ms
+    for (let i = 0; i < 4; i++) h.ticket({ tenant: 'a' }); // 1 + 3 more: a's share of the queue is full
+    const r = h.refusal({ tenant: 'a' });
+    expect([r.error, r.retryAfterS]).toEqual(['admission_tenant_share', 5]);
+    const atOnce = shared(10, 0, 30);
+    for (let i = 0; i < 3; i++) atOnce.permit({ tenant: 'a' });
+    const r0 = atOnce.refusal({ tenant: 'a' });
+    expect([r0.error, r0.retryAfterS]).toEqual(['admission_tenant_share', 1]);
+  });
+
   it.each([
     [8, 16, 25, 2, 4],
     [10, 0, 30, 3, 'refused at once'],
