@@ -15,6 +15,7 @@ export const GATE_ERROR_CODES = {
   SLUICE_E_FIELD_MISSING: 'a required field is missing',
   SLUICE_E_DEPTH_WITHOUT_WAIT: 'a queue depth would be left with a wait window of 0',
   SLUICE_E_EXPOSE_SOCKMAP: 'fc_expose_headers on with a sockMapMode that bypasses the gateway',
+  SLUICE_E_SOCKMAP_AI: 'a sockMapMode on a service with sse_mode or pd_disagg_mode',
   SLUICE_E_RULE_NOT_FOUND: 'no rule has that key',
   SLUICE_E_SMG_SETTING: 'an SMG admission setting is invalid',
 } as const;

@@ -27,7 +27,14 @@ import {
   type Ticket,
 } from './pool.js';
 import type { Waiter } from './queue.js';
-import { endpointId, nonGateFingerprint, type ParsedRule, parseRule, type RuleEndpoint } from './rule.js';
+import {
+  checkSockMap,
+  endpointId,
+  nonGateFingerprint,
+  type ParsedRule,
+  parseRule,
+  type RuleEndpoint,
+} from './rule.js';
 
 /** Period of the sweep and of the adaptive step, in ms. */
 export const SWEEP_PERIOD_MS = 1000;
@@ -132,6 +139,7 @@ export class Gate {
       declared = { ...parsed.fc.declared };
       checkDepthHasWait(declared, parsed.fc);
     }
+    checkSockMap(parsed.base, declared.fc_expose_headers);
     const cfg = resolveConfig(declared, this.#env);
     const fingerprint = nonGateFingerprint(parsed);
     const warnings: string[] = [];

@@ -183,11 +183,51 @@ describe('runtime replace', () => {
     expect(h.gate.rules()[0]!.serviceArguments.fc_effective).toBeUndefined();
   });
 
+  const KEY_ONLY = { sse_mode: false, api_key_auth: 'required' };
+
   it('refuses fc_expose_headers on with a response-direction sockMapMode', () => {
     const h = new Harness();
-    expect(() => h.gate.apply(rule({ fc_expose_headers: 'on' }, undefined, { sockMapMode: 'both' }))).toThrow(
+    expect(() =>
+      h.gate.apply(rule({ fc_expose_headers: 'on' }, undefined, { ...KEY_ONLY, sockMapMode: 'both' })),
+    ).toThrow(expect.objectContaining({ code: 'SLUICE_E_EXPOSE_SOCKMAP' }));
+  });
+
+  it('judges fc_expose_headers on the merged rule: a replace turning it on under sockMapMode response is refused and changes nothing', () => {
+    const h = new Harness();
+    const extra = { ...KEY_ONLY, sockMapMode: 'response' };
+    h.gate.apply(rule({ fc_mode: 'enforce', fc_max_outstanding: 4 }, undefined, extra)); // allowed: no headers asked
+    const before = JSON.stringify(h.gate.rules());
+    expect(() => h.gate.apply(rule({ fc_expose_headers: 'on' }, undefined, extra))).toThrow(
+      expect.objectContaining({
+        code: 'SLUICE_E_EXPOSE_SOCKMAP',
+        field: 'serviceArguments.fc_expose_headers',
+      }),
+    );
+    expect(JSON.stringify(h.gate.rules())).toBe(before);
+    // The same when the replace changes sockMapMode under a stored fc_expose_headers on.
+    const g = new Harness();
+    g.gate.apply(rule({ fc_expose_headers: 'on' }, undefined, { ...KEY_ONLY, sockMapMode: 'request' }));
+    expect(() => g.gate.apply(rule({}, undefined, { ...KEY_ONLY, sockMapMode: 'both' }))).toThrow(
       expect.objectContaining({ code: 'SLUICE_E_EXPOSE_SOCKMAP' }),
     );
+  });
+
+  it.each([
+    ['sse_mode', { sse_mode: true }],
+    ['pd_disagg_mode', { sse_mode: false, pd_disagg_mode: true }],
+  ])('refuses every sockMapMode but none on a service with %s', (_f, ai) => {
+    for (const mode of ['request', 'response', 'both']) {
+      const h = new Harness();
+      expect(() => h.gate.apply(rule({}, undefined, { ...ai, sockMapMode: mode }))).toThrow(
+        expect.objectContaining({
+          code: 'SLUICE_E_SOCKMAP_AI',
+          field: 'serviceArguments.sockMapMode',
+          value: mode,
+        }),
+      );
+    }
+    const ok = new Harness();
+    expect(ok.gate.apply(rule({}, undefined, { ...ai, sockMapMode: 'none' })).outcome).toBe('created');
   });
 
   it('refuses unknown serviceArguments and endpoint fields naming them', () => {

@@ -170,16 +170,6 @@ export function parseRule(input: unknown): ParsedRule {
     }
   }
   const fc = parseFcFields(args, 'serviceArguments');
-  const sockMap = base.sockMapMode;
-  if (fc.declared.fc_expose_headers === true && (sockMap === 'both' || sockMap === 'response')) {
-    throw new GateError(
-      'SLUICE_E_EXPOSE_SOCKMAP',
-      'serviceArguments.fc_expose_headers',
-      'on',
-      'off while sockMapMode is both or response',
-      `serviceArguments.fc_expose_headers: "on" is refused with sockMapMode ${formatValue(sockMap)}: those responses never pass through the gateway`,
-    );
-  }
   const endpoints = parseEndpoints(top.endpoints);
   const externalIP = base.externalIP as string;
   const port = base.port as number;
@@ -233,6 +223,41 @@ function parseEndpoints(v: unknown): RuleEndpoint[] {
     seen.add(id);
     return ep;
   });
+}
+
+/**
+ * Checks sockMapMode against the rule a request would meet: the new non-gate fields with the
+ * gate fields merged from the stored rule (so a replace carrying only `fc_expose_headers` is
+ * judged like a create). Kernel-spliced directions never pass through the gateway: they
+ * cannot carry the admission headers, nor an SSE relay, a P/D split or an L7 policy.
+ * @param exposeHeaders the merged declared `fc_expose_headers` (undefined when not declared)
+ */
+export function checkSockMap(
+  base: Readonly<Record<string, unknown>>,
+  exposeHeaders: boolean | undefined,
+): void {
+  const sockMap = base.sockMapMode;
+  if (sockMap === undefined || sockMap === 'none') return;
+  for (const f of ['sse_mode', 'pd_disagg_mode'] as const) {
+    if (base[f] === true) {
+      throw new GateError(
+        'SLUICE_E_SOCKMAP_AI',
+        'serviceArguments.sockMapMode',
+        sockMap,
+        `"none" on a service with ${f}`,
+        `serviceArguments.sockMapMode: ${formatValue(sockMap)} is refused on a service with ${f}: its traffic must pass through the gateway`,
+      );
+    }
+  }
+  if (exposeHeaders === true && (sockMap === 'both' || sockMap === 'response')) {
+    throw new GateError(
+      'SLUICE_E_EXPOSE_SOCKMAP',
+      'serviceArguments.fc_expose_headers',
+      'on',
+      'off while sockMapMode is both or response',
+      `serviceArguments.fc_expose_headers: "on" is refused with sockMapMode ${formatValue(sockMap)}: those responses never pass through the gateway`,
+    );
+  }
 }
 
 /** `IP:port` of an endpoint (IPv6 in brackets). */
