@@ -1,6 +1,6 @@
 /**
  * HAProxy 2.6 as the reference: detection, the generated nearest-equivalent
- * configuration (see ../shared/research/loadtest-anchors.md §5.1), start and
+ * configuration (after the HAProxy 2.6 configuration manual), start and
  * stop. One thread, pinned like the proxy, so both get the same CPU.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * The reference line of a cliff test: HAProxy 2.6 (Debian package `haproxy`) in front of the same
  * emulated engines, with the nearest equivalent of the gate's rule
- * (../shared/research/loadtest-anchors.md §5.1):
+ * (from the HAProxy 2.6 configuration manual: `maxconn`, `timeout queue`, the `queue()` fetch):
  *
  * - `maxconn` per server = the endpoint ceiling (fc_ep_max_inflight, else the service ceiling
  *   shared over the servers): HAProxy counts in-flight requests per server in HTTP mode;

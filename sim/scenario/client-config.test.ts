@@ -146,7 +146,7 @@ describe('toClientConfig', () => {
         spreadQuantisedMs: 3000,
       },
     });
-    expect(setup.trace?.path).toMatch(/shared\/data\/azure-llm-2023-conv\.csv$/);
+    expect(setup.trace?.path).toMatch(/\/data\/azure-llm-2023-conv\.csv$/);
   });
 
   it('gives configs the client models accept', () => {

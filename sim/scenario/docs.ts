@@ -168,8 +168,8 @@ so editors with the YAML language server complete and check fields against
   (from 0), \`IP:port\` ids, or engine group names (every engine of the group).
 - **Trace files.** \`clients.trace.file\` may use \`\${VAR}\` from the environment (e.g.
   \`\${SLUICE_DATA}/azure-llm-2023-conv.csv\`). A relative path is looked up, in order: relative to the
-  scenario file, relative to the working directory, then as \`../shared/data/<basename>\` relative to
-  the repository root (where the public traces live).
+  scenario file, relative to the working directory, then as \`data/<basename>\` of the repository
+  (the public traces Sluice ships, with their sources in \`data/SOURCES.md\`).
 
 ## Errors
 

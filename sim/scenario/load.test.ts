@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isScenarioError, ScenarioError } from './errors.js';
 import { loadScenario, parseScenarioText } from './load.js';
-import { REPO_ROOT } from './resolve.js';
+import { dataFileCandidates, REPO_ROOT } from './resolve.js';
 
 /** A small valid scenario; line numbers below refer to this text. */
 const BASE = `name: t
@@ -305,7 +305,7 @@ describe('trace files', () => {
   const withTrace = (file: string) =>
     BASE.replace('  arrival: {kind: poisson, rate_per_sec: 5}\n', `  trace: {file: "${file}"}\n`);
 
-  it('finds a trace by its basename under ../shared/data relative to the repository root', () => {
+  it("finds a trace by its basename in the repository's data/ folder, never outside the repository", () => {
     const s = parseScenarioText(
       withTrace('azure-llm-2023-conv.csv'),
       join(REPO_ROOT, 'scenarios', 'x.yaml'),
@@ -313,7 +313,9 @@ describe('trace files', () => {
         cwd: tmpdir(),
       },
     );
-    expect(s.clients.trace?.file).toBe(join(REPO_ROOT, '..', 'shared', 'data', 'azure-llm-2023-conv.csv'));
+    expect(s.clients.trace?.file).toBe(join(REPO_ROOT, 'data', 'azure-llm-2023-conv.csv'));
+    const candidates = dataFileCandidates('t.csv', join(REPO_ROOT, 'scenarios', 'x.yaml'), tmpdir());
+    expect(candidates.filter((c) => !c.startsWith(REPO_ROOT) && !c.startsWith(tmpdir()))).toEqual([]);
     expect(s.clients.trace?.format).toBe('azure');
   });
 

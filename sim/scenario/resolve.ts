@@ -153,7 +153,8 @@ export const REPO_ROOT = findRepoRoot(dirname(fileURLToPath(import.meta.url)));
 
 /**
  * The places a relative data file is looked up, in order: beside the scenario file, in the working
- * directory, then `../shared/data/<basename>` relative to the repository root.
+ * directory, then `data/<basename>` of the repository (the public traces Sluice ships). Nothing
+ * outside the repository is ever looked at.
  */
 export function dataFileCandidates(file: string, scenarioFile: string, cwd: string): string[] {
   if (isAbsolute(file)) return [file];
@@ -161,7 +162,7 @@ export function dataFileCandidates(file: string, scenarioFile: string, cwd: stri
   return [
     resolvePath(dirname(resolvePath(cwd, scenarioFile)), file),
     resolvePath(cwd, file),
-    resolvePath(REPO_ROOT, '..', 'shared', 'data', base),
+    resolvePath(REPO_ROOT, 'data', base),
   ];
 }
 

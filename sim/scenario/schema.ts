@@ -439,7 +439,7 @@ export const traceSchema = z
   .strictObject({
     file: z.string().min(1).describe(
       // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the literal ${VAR} syntax
-      'The trace file. ${VAR} is replaced from the environment (e.g. ${SLUICE_DATA}/x.csv). A relative path is looked up relative to the scenario file, then the working directory, then ../shared/data/<basename> relative to the repository root.',
+      'The trace file. ${VAR} is replaced from the environment (e.g. ${SLUICE_DATA}/x.csv). A relative path is looked up relative to the scenario file, then the working directory, then data/<basename> of the repository (the traces Sluice ships).',
     ),
     format: z
       .enum(TRACE_FORMATS)
