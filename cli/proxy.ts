@@ -9,8 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { installCrashGuard } from '../proxy/crash-guard.js';
 import { loadApiKeys, loadJwtKeys } from '../proxy/credentials.js';
 import { type DecisionSink, JsonlDecisionLog } from '../proxy/decision-log.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../proxy/json-bounds.js';
 import { LoxiProxy } from '../proxy/proxy.js';
 import { SmgProxy } from '../proxy/smg-proxy.js';
 import { intArg, reportError, UsageError } from './errors.js';
@@ -35,6 +37,7 @@ interface ProxyFlags {
   keepaliveTimeoutMs: number;
   bufferBodyBytes: number;
   maxBodyBytes: number;
+  maxJsonDepth: number;
   smg?: boolean;
   workerUrls?: string[];
   maxConcurrentRequests?: number;
@@ -135,6 +138,12 @@ export function proxyCommand(): Command {
       intArg('--max-body-bytes', 1),
       64 * 1024 * 1024,
     )
+    .option(
+      '--max-json-depth <n>',
+      'deepest nesting of a JSON body the proxy parses (P/D requests); deeper is refused 400 json_too_deep',
+      intArg('--max-json-depth', 1, 10_000),
+      DEFAULT_MAX_JSON_DEPTH,
+    )
     .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
     .option(
@@ -158,6 +167,8 @@ export function proxyCommand(): Command {
         process.exitCode = await child;
         return;
       }
+      // The last resort: an error no exchange caught is logged and the proxy keeps serving.
+      installCrashGuard(process, (line) => process.stderr.write(`${line}\n`));
       try {
         const stop = flags.smg ? await startSmg(flags) : await startLoxi(flags);
         let stopping = false;
@@ -210,6 +221,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       bufferBodyBytes: f.bufferBodyBytes,
       maxBodyBytes: f.maxBodyBytes,
+      maxJsonDepth: f.maxJsonDepth,
     },
   });
   if (f.config !== undefined) {
