@@ -38,6 +38,7 @@ interface ProxyFlags {
   bufferBodyBytes: number;
   maxBodyBytes: number;
   maxJsonDepth: number;
+  shutdownGraceMs: number;
   smg?: boolean;
   workerUrls?: string[];
   maxConcurrentRequests?: number;
@@ -47,6 +48,9 @@ interface ProxyFlags {
   port: number;
   host: string;
 }
+
+/** How long past the shutdown grace the process waits for its listeners and logs before it exits anyway. */
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 /** Parses HOST:PORT (IPv6 in brackets). */
 export function hostPort(flag: string) {
@@ -144,6 +148,12 @@ export function proxyCommand(): Command {
       intArg('--max-json-depth', 1, 10_000),
       DEFAULT_MAX_JSON_DEPTH,
     )
+    .option(
+      '--shutdown-grace-ms <n>',
+      'on SIGINT/SIGTERM, running requests get this long before every connection is closed',
+      intArg('--shutdown-grace-ms', 0, 600_000),
+      5_000,
+    )
     .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
     .option(
@@ -175,6 +185,13 @@ export function proxyCommand(): Command {
         const shutdown = (): void => {
           if (stopping) return;
           stopping = true;
+          // Closing ends within the grace; should anything still hang, the process goes anyway.
+          setTimeout(() => {
+            process.stderr.write(
+              `sluice proxy: shutdown still not done ${SHUTDOWN_MARGIN_MS} ms past the grace; exiting\n`,
+            );
+            process.exit(1);
+          }, flags.shutdownGraceMs + SHUTDOWN_MARGIN_MS).unref();
           stop().finally(() => process.exit(0));
         };
         process.on('SIGINT', shutdown);
@@ -238,7 +255,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   }
   await proxy.start();
   process.stdout.write(`sluice proxy: management API on http://${f.admin}\n`);
-  return () => proxy.close(5_000);
+  return () => proxy.close(f.shutdownGraceMs);
 }
 
 async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
@@ -271,5 +288,5 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
   });
   await proxy.start();
   process.stdout.write(`sluice proxy --smg: listening on http://${f.host}:${proxy.port}\n`);
-  return () => proxy.close(5_000);
+  return () => proxy.close(f.shutdownGraceMs);
 }
