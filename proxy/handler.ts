@@ -27,6 +27,7 @@ import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import { jsonDepthExceeds } from './json-bounds.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
 import { decodeBody, runPrefill } from './pd.js';
+import { watchSocket } from './socket-watch.js';
 
 /** A refusal as the dialect answers it. */
 export interface RefusalResponse {
@@ -128,10 +129,8 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     res.on('finish', () => (res.writableEnded ? life.answered() : life.gone()));
     if (protocol === 'http1') {
       // A pipelined response queued behind another never emits close or finish when the socket closes.
-      const socket = req.socket;
-      const onSocketClose = (): void => life.gone();
-      socket.once('close', onSocketClose);
-      res.once('close', () => socket.off('close', onSocketClose));
+      const done = watchSocket(req.socket, life);
+      res.once('close', done);
     }
     this.#guard(ex, () => this.#begin(ex));
   }

@@ -59,6 +59,22 @@ describe('pipelining', () => {
     expect((await infer(port, { hold: 1 })).status).toBe(200);
   });
 
+  test('twenty pipelined requests on one socket, then a disconnect: every unit back, no listener pile-up warning', async () => {
+    const port = await addRule(p, rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 32 }, [b1]));
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      await pipelineAndLeave(port, 20, async () => (await bookkeeping(p)).inflight === 20);
+      await expectSettled(p);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   test('three pipelined requests, one running and two queued, then a disconnect: the queue empties', async () => {
     const port = await addRule(
       p,
