@@ -60,7 +60,10 @@ describe('pipelining', () => {
   });
 
   test('twenty pipelined requests on one socket, then a disconnect: every unit back, no listener pile-up warning', async () => {
-    const port = await addRule(p, rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 32 }, [b1]));
+    const port = await addRule(
+      p,
+      rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 32 }, [b1]),
+    );
     const warnings: string[] = [];
     const onWarning = (w: Error): void => {
       warnings.push(w.name);
