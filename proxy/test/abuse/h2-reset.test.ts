@@ -7,12 +7,14 @@
 import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoxiProxy } from '../../proxy.js';
+import { SmgProxy } from '../../smg-proxy.js';
 import {
   addRule,
   bookkeeping,
   expectSettled,
   freePort,
   inferH2,
+  metricSum,
   rule,
   startProxy,
   TestBackend,
@@ -31,9 +33,9 @@ afterAll(async () => {
   await b1.stop();
 });
 
-/** Opens `n` streams on `session`, each cancelled right after its body is sent. */
-function resetBurst(session: http2.ClientHttp2Session, n: number): Promise<void> {
-  const body = JSON.stringify({ model: 'm', hold_ms: 20 });
+/** Opens `n` streams on `session`, each cancelled `afterMs` after its body is sent (0: at once). */
+function resetBurst(session: http2.ClientHttp2Session, n: number, holdMs = 20, afterMs = 0): Promise<void> {
+  const body = JSON.stringify({ model: 'm', hold_ms: holdMs });
   let left = n;
   return new Promise((resolve) => {
     for (let i = 0; i < n; i++) {
@@ -48,7 +50,8 @@ function resetBurst(session: http2.ClientHttp2Session, n: number): Promise<void>
         if (--left === 0) resolve();
       });
       s.end(body);
-      s.close(http2.constants.NGHTTP2_CANCEL);
+      if (afterMs === 0) s.close(http2.constants.NGHTTP2_CANCEL);
+      else setTimeout(() => s.close(http2.constants.NGHTTP2_CANCEL), afterMs);
     }
   });
 }
@@ -74,6 +77,49 @@ describe('h2 rapid reset', () => {
       expect((await inferH2(session, { hold: 1 })).status).toBe(200);
     } finally {
       session.close();
+    }
+  }, 30_000);
+
+  test('streams reset while their backend legs run: the legs are cut and every unit comes back', async () => {
+    const port = await addRule(
+      p,
+      rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 64 }, [b1]),
+    );
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    const burst = resetBurst(session, 50, 5_000, 150);
+    expect(await until(async () => (await bookkeeping(p)).inflight === 50, 5_000)).toBe(true);
+    await burst;
+    session.close();
+    await expectSettled(p);
+    expect(await until(() => b1.active === 0, 5_000)).toBe(true);
+  }, 30_000);
+
+  test('SMG: h2 streams reset while they wait in the queue leave it; the permits come back', async () => {
+    const smg = new SmgProxy({
+      settings: { max_concurrent_requests: 2, queue_size: 200, queue_timeout_secs: 30 },
+      workerUrls: [`http://127.0.0.1:${b1.port}`],
+      port: 0,
+      env: {},
+      monitor: { healthIntervalMs: 0 },
+    });
+    await smg.start();
+    const gauge = (name: string) => metricSum(smg.metricsText(), name) ?? -1;
+    try {
+      const session = http2.connect(`http://127.0.0.1:${smg.port}`);
+      session.on('error', () => {});
+      const burst = resetBurst(session, 100, 1_000, 200);
+      expect(await until(() => gauge('smg_admission_queue_depth') === 98, 5_000)).toBe(true);
+      await burst;
+      session.close();
+      expect(
+        await until(
+          () => gauge('smg_admission_queue_depth') === 0 && gauge('smg_admission_inflight') === 0,
+          5_000,
+        ),
+      ).toBe(true);
+    } finally {
+      await smg.close();
     }
   }, 30_000);
 });
