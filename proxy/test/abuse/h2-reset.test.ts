@@ -6,6 +6,7 @@
  */
 import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MemoryDecisionLog } from '../../decision-log.js';
 import type { LoxiProxy } from '../../proxy.js';
 import { SmgProxy } from '../../smg-proxy.js';
 import {
@@ -23,10 +24,11 @@ import {
 
 let p: LoxiProxy;
 let b1: TestBackend;
+const log = new MemoryDecisionLog();
 
 beforeAll(async () => {
   b1 = await new TestBackend('b1').start();
-  p = await startProxy();
+  p = await startProxy({ decisionLog: log });
 });
 afterAll(async () => {
   await p.close();
@@ -78,6 +80,13 @@ describe('h2 rapid reset', () => {
     } finally {
       session.close();
     }
+    // One record per exchange that reached the handler: the reset ones cancelled (or completed
+    // when the answer won the race), the last one completed.
+    const mine = log.records.filter((r) => r.service === `127.0.0.1:${port}`);
+    expect(mine.length).toBeLessThanOrEqual(1_601);
+    expect(mine.length).toBeGreaterThan(1);
+    for (const r of mine.slice(0, -1)) expect(['cancelled', 'completed']).toContain(r.outcome);
+    expect(mine.at(-1)).toMatchObject({ outcome: 'completed', status: 200, protocol: 'h2' });
   }, 30_000);
 
   test('streams reset while their backend legs run: the legs are cut and every unit comes back', async () => {
