@@ -9,8 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { installCrashGuard } from '../proxy/crash-guard.js';
 import { loadApiKeys, loadJwtKeys } from '../proxy/credentials.js';
 import { type DecisionSink, JsonlDecisionLog } from '../proxy/decision-log.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../proxy/json-bounds.js';
 import { LoxiProxy } from '../proxy/proxy.js';
 import { SmgProxy } from '../proxy/smg-proxy.js';
 import { intArg, reportError, UsageError } from './errors.js';
@@ -35,6 +37,8 @@ interface ProxyFlags {
   keepaliveTimeoutMs: number;
   bufferBodyBytes: number;
   maxBodyBytes: number;
+  maxJsonDepth: number;
+  shutdownGraceMs: number;
   smg?: boolean;
   workerUrls?: string[];
   maxConcurrentRequests?: number;
@@ -44,6 +48,9 @@ interface ProxyFlags {
   port: number;
   host: string;
 }
+
+/** How long past the shutdown grace the process waits for its listeners and logs before it exits anyway. */
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 /** Parses HOST:PORT (IPv6 in brackets). */
 export function hostPort(flag: string) {
@@ -135,6 +142,18 @@ export function proxyCommand(): Command {
       intArg('--max-body-bytes', 1),
       64 * 1024 * 1024,
     )
+    .option(
+      '--max-json-depth <n>',
+      'deepest nesting of a JSON body the proxy parses (P/D requests); deeper is refused 400 json_too_deep',
+      intArg('--max-json-depth', 1, 10_000),
+      DEFAULT_MAX_JSON_DEPTH,
+    )
+    .option(
+      '--shutdown-grace-ms <n>',
+      'on SIGINT/SIGTERM, running requests get this long before every connection is closed',
+      intArg('--shutdown-grace-ms', 0, 600_000),
+      5_000,
+    )
     .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
     .option(
@@ -158,12 +177,21 @@ export function proxyCommand(): Command {
         process.exitCode = await child;
         return;
       }
+      // The last resort: an error no exchange caught is logged and the proxy keeps serving.
+      installCrashGuard(process, (line) => process.stderr.write(`${line}\n`));
       try {
         const stop = flags.smg ? await startSmg(flags) : await startLoxi(flags);
         let stopping = false;
         const shutdown = (): void => {
           if (stopping) return;
           stopping = true;
+          // Closing ends within the grace; should anything still hang, the process goes anyway.
+          setTimeout(() => {
+            process.stderr.write(
+              `sluice proxy: shutdown still not done ${SHUTDOWN_MARGIN_MS} ms past the grace; exiting\n`,
+            );
+            process.exit(1);
+          }, flags.shutdownGraceMs + SHUTDOWN_MARGIN_MS).unref();
           stop().finally(() => process.exit(0));
         };
         process.on('SIGINT', shutdown);
@@ -210,6 +238,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       bufferBodyBytes: f.bufferBodyBytes,
       maxBodyBytes: f.maxBodyBytes,
+      maxJsonDepth: f.maxJsonDepth,
     },
   });
   if (f.config !== undefined) {
@@ -226,7 +255,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   }
   await proxy.start();
   process.stdout.write(`sluice proxy: management API on http://${f.admin}\n`);
-  return () => proxy.close(5_000);
+  return () => proxy.close(f.shutdownGraceMs);
 }
 
 async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
@@ -259,5 +288,5 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
   });
   await proxy.start();
   process.stdout.write(`sluice proxy --smg: listening on http://${f.host}:${proxy.port}\n`);
-  return () => proxy.close(5_000);
+  return () => proxy.close(f.shutdownGraceMs);
 }

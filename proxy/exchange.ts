@@ -1,24 +1,27 @@
 /**
  * One request's life in the proxy: arrival, credential, body, the gate's
- * decision, the wait, the backend leg, the end. The unit it holds is
- * released exactly once, and exactly one decision-log record is written.
+ * decision, the wait, the backend leg, the end. Its `life` (exchange-life.ts)
+ * decides when it is over; the unit it holds is released exactly once, and
+ * exactly one decision-log record is written.
  */
 import type { GrantOutcome, Permit, Refusal, Ticket } from '../gate/index.js';
 import type { DecisionRecord, LogDecision, LogOutcome } from './decision-log.js';
+import { ExchangeLife, type LifeHooks } from './exchange-life.js';
 import type { Abortable } from './forward.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
-
-/** Where an exchange stands. */
-export type ExchangeState = 'new' | 'reading' | 'queued' | 'granted' | 'executing' | 'done';
 
 /** Who runs an exchange once the gate hands it a turn or ends its wait. */
 export interface ExchangeOwner {
   granted(ex: Exchange, ticket: Ticket, permit: Permit): GrantOutcome;
   ended(ex: Exchange, ticket: Ticket, refusal: Refusal): void;
+  /** The exchange left the gate's queue (its client went away). */
+  cancelWait(ex: Exchange, ticket: Ticket): void;
+  /** The exchange is over (`gone`: its client left before the answer was written). */
+  over(ex: Exchange, gone: boolean): void;
 }
 
-export class Exchange {
-  state: ExchangeState = 'new';
+export class Exchange implements LifeHooks {
+  readonly life = new ExchangeLife(this);
   owner: ExchangeOwner | null = null;
   /** How the exchange ends when its response finishes (null: completed). */
   outcome: LogOutcome | null = null;
@@ -27,8 +30,6 @@ export class Exchange {
   /** Held unit, once admitted (null for bypassed requests). */
   permit: Permit | null = null;
   ticket: Ticket | null = null;
-  /** The client has gone away (or the exchange was aborted). */
-  gone = false;
   /** The request body, when it was read before the decision. */
   body: Buffer | null = null;
   bodyBuffered = true;
@@ -44,7 +45,6 @@ export class Exchange {
   outputTokens: number | null = null;
   /** The backend leg while it runs (cut when the client goes away). */
   backend: Abortable | null = null;
-  #released = false;
   #logged = false;
 
   /**
@@ -67,16 +67,43 @@ export class Exchange {
     return this.req.url ?? '/';
   }
 
-  /** Releases the held unit, once. */
-  release(): void {
-    if (this.permit !== null && !this.#released) {
-      this.#released = true;
-      this.permit.release();
-    }
+  /** The exchange is over (answered, or its client left): nothing more is written or started. */
+  get gone(): boolean {
+    return this.life.over;
   }
 
-  get released(): boolean {
-    return this.#released;
+  /**
+   * Takes a unit (an admit or a waiter's turn).
+   * @returns false when the exchange was already over: the unit went back at once
+   */
+  take(permit: Permit): boolean {
+    const prev = this.permit;
+    this.permit = permit;
+    if (this.life.took()) return true;
+    this.permit = prev;
+    return false;
+  }
+
+  /** Releases the held unit early; idempotent (the life releases it at the end otherwise). */
+  release(): void {
+    this.life.release();
+  }
+
+  /** Called by the life, once per unit taken (`take` restores the previous permit after a refused one). */
+  releaseUnit(): void {
+    this.permit?.release();
+  }
+
+  cancelWait(): void {
+    if (this.ticket !== null) this.owner?.cancelWait(this, this.ticket);
+  }
+
+  abortLeg(): void {
+    this.backend?.abort();
+  }
+
+  over(gone: boolean): void {
+    this.owner?.over(this, gone);
   }
 
   /**
@@ -84,7 +111,6 @@ export class Exchange {
    * @returns the record the first time, null afterwards
    */
   finish(outcome: LogOutcome, status: number, nowMs: number): DecisionRecord | null {
-    this.state = 'done';
     if (this.#logged) return null;
     this.#logged = true;
     return {

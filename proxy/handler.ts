@@ -5,6 +5,8 @@
  * services and the SMG gateway (routes, decisions, refusal format,
  * endpoint choice).
  */
+
+import type http from 'node:http';
 import type {
   AdmissionHeaderValues,
   AdmissionRequest,
@@ -22,8 +24,10 @@ import type { DecisionRecord, DecisionSink, LogOutcome } from './decision-log.js
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target } from './forward.js';
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
+import { jsonDepthExceeds } from './json-bounds.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
 import { decodeBody, runPrefill } from './pd.js';
+import { watchSocket } from './socket-watch.js';
 
 /** A refusal as the dialect answers it. */
 export interface RefusalResponse {
@@ -72,8 +76,12 @@ export interface HandlerDeps {
   bufferBodyBytes: number;
   /** Larger bodies are refused 413. */
   maxBodyBytes: number;
+  /** Deepest nesting of arrays and objects in a JSON body the proxy parses (P/D requests); deeper: 400. */
+  maxJsonDepth: number;
   /** Called with every finished exchange's record. */
   onRecord?(r: DecisionRecord): void;
+  /** Told of an error that escaped an exchange's code (that exchange was failed 500). @default a line on stderr */
+  onInternalError?(err: unknown, service: string, req: AnyRequest): void;
 }
 
 /** The gate host for every exchange: turns and endings go to the exchange's handler. */
@@ -88,6 +96,9 @@ export const exchangeHost: GateHost = {
   },
 };
 
+/** A request's own answer when the proxy failed it (`internal_error`). */
+const INTERNAL_ERROR = { error: 'internal_error', message: 'the proxy failed this request; see its log' };
+
 /** Handles the requests of one service. */
 export class RequestHandler implements ExchangeOwner, LegOwner {
   readonly #legs: LegContext;
@@ -101,12 +112,32 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   /** Entry point for a request of either protocol. */
   handle(req: AnyRequest, res: AnyResponse, protocol: 'http1' | 'h2'): void {
-    if (this.dialect.local?.(req, res)) return;
+    try {
+      if (this.dialect.local?.(req, res)) return;
+    } catch (err) {
+      this.#report(err, this.dialect.service, req);
+      if (!res.headersSent) sendJson(res, protocol, 500, INTERNAL_ERROR, { Connection: 'close' });
+      else res.destroy();
+      return;
+    }
     const d = this.deps;
     const ex = new Exchange(req, res, protocol, this.dialect.service, d.clock.now());
     ex.owner = this;
-    res.on('close', () => this.#closed(ex));
-    res.on('finish', () => this.#finished(ex));
+    const life = ex.life;
+    res.on('close', () => life.gone());
+    // An h2 stream reset emits the response's finish (then close) without the response having been ended.
+    res.on('finish', () => (res.writableEnded ? life.answered() : life.gone()));
+    if (protocol === 'http1') {
+      // A pipelined response queued behind another never emits close or finish when the socket closes.
+      const done = watchSocket(req.socket, life);
+      res.once('close', done);
+    }
+    this.#guard(ex, () => this.#begin(ex));
+  }
+
+  #begin(ex: Exchange): void {
+    const { req, protocol } = ex;
+    const d = this.deps;
     const path = ex.path;
     ex.inference = this.dialect.isInference(path);
     const auth = this.dialect.authenticate(path, req.headers);
@@ -139,20 +170,22 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     }
     ex.bodyBuffered = len === 0 || (len !== null && len <= d.bufferBodyBytes);
     if (len === 0) ex.body = Buffer.alloc(0);
-    this.#decide(ex);
+    if (ex.life.bodyRead()) this.#decide(ex);
   }
 
   #readBody(ex: Exchange): void {
-    ex.state = 'reading';
     const chunks: Buffer[] = [];
     ex.req.on('data', (c: Buffer) => chunks.push(c));
     ex.req.on('error', () => {});
-    ex.req.on('end', () => {
-      if (ex.gone) return;
-      ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      ex.bodyBuffered = true;
-      this.#decide(ex);
-    });
+    ex.req.on('end', () =>
+      this.#guard(ex, () => {
+        // After an h2 reset the request's end may come after the response's close: nothing to decide.
+        if (!ex.life.bodyRead()) return;
+        ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        ex.bodyBuffered = true;
+        this.#decide(ex);
+      }),
+    );
   }
 
   #decide(ex: Exchange): void {
@@ -170,14 +203,13 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       case 'admit':
         ex.decision = 'admit';
         ex.reason = d.observe ? d.observe.outcome : 'admitted';
-        ex.permit = d.permit;
-        this.#start(ex);
+        if (ex.take(d.permit)) this.#start(ex);
         return;
       case 'queued':
         ex.decision = 'queued';
         ex.reason = 'queued';
         ex.ticket = d.ticket;
-        ex.state = 'queued';
+        ex.life.queued();
         return;
       case 'refuse':
         ex.decision = 'refuse';
@@ -186,6 +218,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       case 'bypass': {
         ex.decision = 'bypass';
         ex.reason = d.counted ? 'bypass_non_inference' : 'ungated';
+        ex.life.running();
         const t = d.endpoint !== null ? this.dialect.target(d.endpoint) : this.dialect.pick();
         this.#run(ex, t ?? null);
         return;
@@ -195,12 +228,10 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   /** A waiter's turn (called by the gate, synchronously). */
   granted(ex: Exchange, ticket: Ticket, permit: Permit): GrantOutcome {
-    if (ex.gone || ex.state !== 'queued') return 'gone';
-    ex.permit = permit;
-    ex.state = 'granted';
+    if (!ex.life.canTakeTurn || !ex.take(permit)) return 'gone';
     ex.reason = 'admitted';
     ex.queuedMs = this.deps.clock.now() - ticket.enqueuedAtMs;
-    process.nextTick(() => this.#start(ex));
+    process.nextTick(() => this.#guard(ex, () => this.#start(ex)));
     return 'taken';
   }
 
@@ -208,7 +239,52 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   ended(ex: Exchange, ticket: Ticket, refusal: Refusal): void {
     if (ex.gone) return;
     ex.queuedMs = refusal.queuedMs ?? this.deps.clock.now() - ticket.enqueuedAtMs;
-    this.#refuse(ex, refusal);
+    this.#guard(ex, () => this.#refuse(ex, refusal));
+  }
+
+  cancelWait(_ex: Exchange, ticket: Ticket): void {
+    this.dialect.cancel(ticket);
+  }
+
+  over(ex: Exchange, gone: boolean): void {
+    if (gone) {
+      const failed = ex.outcome === 'failed';
+      this.#record(ex, failed ? 'failed' : 'cancelled', ex.res.headersSent ? ex.res.statusCode : 0);
+    } else this.#record(ex, ex.outcome ?? 'completed', ex.res.statusCode);
+  }
+
+  /**
+   * Runs a step of `ex`; an error it throws fails that exchange alone (500
+   * `internal_error`, or a reset once its head went out), its unit released.
+   */
+  #guard(ex: Exchange, step: () => void): void {
+    try {
+      step();
+    } catch (err) {
+      this.#internalError(ex, err);
+    }
+  }
+
+  #internalError(ex: Exchange, err: unknown): void {
+    this.#report(err, ex.service, ex.req);
+    if (ex.gone) return;
+    ex.outcome = 'failed';
+    ex.reason = 'internal_error';
+    ex.error = 'internal_error';
+    if (ex.life.canTakeTurn && ex.ticket !== null) this.dialect.cancel(ex.ticket);
+    ex.life.answering();
+    ex.release();
+    ex.backend?.abort();
+    try {
+      if (!ex.res.headersSent) {
+        sendJson(ex.res, ex.protocol, 500, INTERNAL_ERROR, { Connection: 'close' });
+        return;
+      }
+    } catch {
+      // Fall through to the reset.
+    }
+    ex.res.destroy();
+    ex.life.gone();
   }
 
   #refuse(ex: Exchange, r: Refusal): void {
@@ -220,29 +296,44 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.#answer(ex, resp.status, resp.body, outcome, resp.headers);
   }
 
+  #report(err: unknown, service: string, req: AnyRequest): void {
+    try {
+      if (this.deps.onInternalError) this.deps.onInternalError(err, service, req);
+      else process.stderr.write(`${internalErrorLine(err, service, req)}\n`);
+    } catch {
+      // The report must not stop the exchange from being failed.
+    }
+  }
+
   #answer(ex: Exchange, status: number, body: unknown, outcome: LogOutcome, headers: HeaderMap): void {
     ex.outcome = outcome;
-    ex.state = 'executing';
+    ex.life.answering();
     sendJson(ex.res, ex.protocol, status, body, headers);
   }
 
   /** Runs an admitted request: a P/D request opens its prefill and decode legs first. */
   #start(ex: Exchange): void {
     if (this.dialect.pd && ex.permit !== null && ex.permit.endpointId === null && ex.inference) {
-      void this.#runPd(ex, ex.permit);
+      this.#runPd(ex, ex.permit).catch((err: unknown) => this.#internalError(ex, err));
       return;
     }
     this.#run(ex, null);
   }
 
   async #runPd(ex: Exchange, permit: Permit): Promise<void> {
-    if (ex.gone) {
+    if (ex.gone) return;
+    const raw = ex.body ?? Buffer.alloc(0);
+    const maxDepth = this.deps.maxJsonDepth;
+    if (jsonDepthExceeds(raw, maxDepth)) {
       ex.release();
+      ex.error = 'json_too_deep';
+      ex.reason = 'json_too_deep';
+      this.#answer(ex, 400, { error: 'json_too_deep', max_depth: maxDepth }, 'failed', {});
       return;
     }
     let original: Record<string, unknown> | null = null;
     try {
-      const v: unknown = JSON.parse((ex.body ?? Buffer.alloc(0)).toString('utf8'));
+      const v: unknown = JSON.parse(raw.toString('utf8'));
       if (typeof v === 'object' && v !== null && !Array.isArray(v)) original = v as Record<string, unknown>;
     } catch {
       original = null;
@@ -259,7 +350,6 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       );
       return;
     }
-    ex.state = 'executing';
     const prefill = permit.openLeg('prefill');
     if (!('endpointId' in prefill)) {
       ex.release();
@@ -268,11 +358,17 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     }
     const pt = this.dialect.target(prefill.endpointId);
     const abort = new AbortController();
-    ex.res.once('close', () => abort.abort());
-    const r = pt
-      ? await runPrefill(pt, ex.path, original, this.deps.pools, abort.signal)
-      : ({ ok: false, why: 'error' } as const);
-    prefill.close();
+    // The life cuts the prefill leg like any backend leg when the client leaves.
+    ex.backend = { abort: () => abort.abort() };
+    let r: Awaited<ReturnType<typeof runPrefill>>;
+    try {
+      r = pt
+        ? await runPrefill(pt, ex.path, original, this.deps.pools, abort.signal, maxDepth)
+        : { ok: false, why: 'error' };
+    } finally {
+      prefill.close();
+      ex.backend = null;
+    }
     if (!r.ok) {
       ex.release();
       if (pt && r.why !== 'aborted') this.deps.legs?.legFailed(this.dialect.service, pt.id);
@@ -284,10 +380,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       });
       return;
     }
-    if (ex.gone) {
-      ex.release();
-      return;
-    }
+    if (ex.gone) return;
     const decode = permit.openLeg('decode');
     if (!('endpointId' in decode)) {
       ex.release();
@@ -300,10 +393,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   #run(ex: Exchange, bypassTarget: Target | null): void {
-    if (ex.gone) {
-      ex.release();
-      return;
-    }
+    if (ex.gone) return;
     let target: Target | null = bypassTarget;
     if (ex.permit !== null && target === null) {
       const id = ex.permit.endpointId;
@@ -323,7 +413,10 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       return;
     }
     ex.endpoint = target.id;
-    ex.state = 'executing';
+    if (ex.protocol === 'http1' && ex.decision === 'queued' && !ex.bodyBuffered) {
+      // A request parked with its body unread: its connection closes after the answer either way.
+      (ex.res as http.ServerResponse).shouldKeepAlive = false;
+    }
     startLeg(ex, target, this.#legs);
   }
 
@@ -358,28 +451,25 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.deps.legs?.legOk(this.dialect.service, target.id);
   }
 
-  #finished(ex: Exchange): void {
-    ex.release();
-    const outcome = ex.outcome ?? 'completed';
-    this.#record(ex, outcome, ex.res.statusCode);
-  }
-
-  #closed(ex: Exchange): void {
-    if (ex.state === 'done') return;
-    ex.gone = true;
-    if (ex.ticket !== null && ex.state === 'queued') this.dialect.cancel(ex.ticket);
-    ex.backend?.abort();
-    ex.release();
-    const o = ex.outcome;
-    this.#record(ex, o === 'failed' ? 'failed' : 'cancelled', ex.res.headersSent ? ex.res.statusCode : 0);
-  }
-
   #record(ex: Exchange, outcome: LogOutcome, status: number): void {
     const r = ex.finish(outcome, status, this.deps.clock.now());
     if (r === null) return;
     this.deps.log?.write(r);
     this.deps.onRecord?.(r);
   }
+}
+
+/** One JSON line about an error that escaped an exchange. */
+export function internalErrorLine(err: unknown, service: string, req: AnyRequest): string {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return `sluice proxy: ${JSON.stringify({
+    event: 'internal_error',
+    service,
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    error: `${e.name}: ${e.message}`,
+    stack: e.stack ?? null,
+  })}`;
 }
 
 function endedWithHeaders(req: AnyRequest): boolean {

@@ -154,21 +154,27 @@ export class ServiceListener {
   }
 
   /**
-   * Stops accepting. Idle connections close now; busy ones close once their
-   * responses are done; after `graceMs` every connection is destroyed.
+   * Stops accepting. Idle connections close now (h2 sessions get a GOAWAY);
+   * busy ones close once their responses are done; after `graceMs` every
+   * connection left (a half-closed socket, a session that never ends, a
+   * request still running) is destroyed, so this always ends within the grace.
    */
   async close(graceMs = 30_000): Promise<void> {
     this.#closed = true;
-    await new Promise<void>((r) => this.#net.close(() => r()));
+    // The listening socket's close callback waits for every connection it accepted: not awaited
+    // until they are all gone, or one idle session would hold shutdown forever.
+    const unbound = new Promise<void>((r) => this.#net.close(() => r()));
     this.#h1.close(() => {});
     this.#h1.closeIdleConnections();
     for (const s of this.#sessions) s.close();
     const end = Date.now() + graceMs;
     while (this.#sockets.size > 0 && Date.now() < end) {
       this.#h1.closeIdleConnections();
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, end - Date.now()))));
     }
+    for (const s of this.#sessions) s.destroy();
     for (const s of this.#sockets) s.destroy();
+    await unbound;
   }
 
   /** Destroys everything at once. */

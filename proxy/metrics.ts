@@ -17,6 +17,8 @@ export class ProxyCounters {
     headers_timeout: 0,
     reset: 0,
   };
+  /** Errors that escaped an exchange's code (each failed that exchange alone, 500 `internal_error`). */
+  internalErrors = 0;
   /** Finished exchanges by service and outcome. */
   readonly outcomes = new Map<string, number>();
 
@@ -75,5 +77,11 @@ export function counterFamilies(c: ProxyCounters): Family[] {
         return { name: 'loxilb_proxy_requests_total', labels: { service, outcome }, value };
       }),
   };
-  return [faults, outcomes];
+  const internal: Family = {
+    name: 'loxilb_proxy_internal_errors_total',
+    type: 'counter',
+    help: 'Errors that escaped the code of one request; that request alone was failed with 500 internal_error.',
+    samples: [{ name: 'loxilb_proxy_internal_errors_total', labels: {}, value: c.internalErrors }],
+  };
+  return [faults, outcomes, internal];
 }

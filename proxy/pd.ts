@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { BackendPools, Target } from './backend-pools.js';
+import { jsonDepthExceeds } from './json-bounds.js';
 
 /** What the prefill leg produced. */
 export type PrefillResult =
@@ -30,6 +31,7 @@ export function decodeBody(original: Record<string, unknown>, kv: unknown): Buff
 /**
  * Runs the prefill request.
  * @param signal aborts the leg (the client went away)
+ * @param maxJsonDepth an answer nested deeper is taken as carrying no KV transfer parameters
  */
 export async function runPrefill(
   target: Target,
@@ -37,6 +39,7 @@ export async function runPrefill(
   body: Record<string, unknown>,
   pools: BackendPools,
   signal: AbortSignal,
+  maxJsonDepth: number,
 ): Promise<PrefillResult> {
   const payload = JSON.stringify(prefillBody(body));
   let res: Dispatcher.ResponseData;
@@ -61,7 +64,9 @@ export async function runPrefill(
   if (status < 200 || status >= 300) return { ok: false, why: 'status', status };
   let kv: unknown;
   try {
-    kv = (JSON.parse(text) as { kv_transfer_params?: unknown }).kv_transfer_params;
+    kv = jsonDepthExceeds(Buffer.from(text), maxJsonDepth)
+      ? undefined
+      : (JSON.parse(text) as { kv_transfer_params?: unknown }).kv_transfer_params;
   } catch {
     kv = undefined;
   }

@@ -20,7 +20,8 @@ import { BackendPools } from './backend-pools.js';
 import { RealClock } from './clock.js';
 import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
-import { exchangeHost, RequestHandler } from './handler.js';
+import { exchangeHost, internalErrorLine, RequestHandler } from './handler.js';
+import { DEFAULT_MAX_JSON_DEPTH } from './json-bounds.js';
 import { ServiceListener } from './listener.js';
 import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
@@ -40,6 +41,8 @@ export interface ClientLimits {
   maxHeaderBytes: number;
   /** How often head timeouts are checked, in ms. @default 1000 */
   checkIntervalMs: number;
+  /** Deepest nesting of a JSON body the proxy parses (P/D requests); deeper is refused 400 `json_too_deep`. @default 128 */
+  maxJsonDepth: number;
 }
 
 export const DEFAULT_LIMITS: ClientLimits = {
@@ -49,6 +52,7 @@ export const DEFAULT_LIMITS: ClientLimits = {
   keepAliveTimeoutMs: 65_000,
   maxHeaderBytes: 16 * 1024,
   checkIntervalMs: 1_000,
+  maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
 };
 
 export interface ProxyOptions {
@@ -206,7 +210,14 @@ export class LoxiProxy implements Controller {
       legs: this.monitor,
       bufferBodyBytes: this.limits.bufferBodyBytes,
       maxBodyBytes: this.limits.maxBodyBytes,
+      maxJsonDepth: this.limits.maxJsonDepth,
       onRecord: (r: Parameters<ProxyCounters['record']>[0]) => this.counters.record(r),
+      onInternalError: (err: unknown, service: string, req: Parameters<typeof internalErrorLine>[2]) => {
+        this.counters.internalErrors++;
+        (this.#o.warn ?? ((l: string) => process.stderr.write(`${l}\n`)))(
+          internalErrorLine(err, service, req),
+        );
+      },
     };
   }
 

@@ -23,7 +23,13 @@ import { RealClock } from './clock.js';
 import type { DecisionSink } from './decision-log.js';
 import type { Exchange } from './exchange.js';
 import type { Target } from './forward.js';
-import { type Dialect, exchangeHost, type RefusalResponse, RequestHandler } from './handler.js';
+import {
+  type Dialect,
+  exchangeHost,
+  internalErrorLine,
+  type RefusalResponse,
+  RequestHandler,
+} from './handler.js';
 import { type AnyRequest, type AnyResponse, ServiceListener } from './listener.js';
 import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
@@ -157,7 +163,12 @@ export class SmgProxy {
       // SMG reads a waiting request's body only once it is admitted.
       bufferBodyBytes: 0,
       maxBodyBytes: limits.maxBodyBytes,
+      maxJsonDepth: limits.maxJsonDepth,
       onRecord: (r) => this.counters.record(r),
+      onInternalError: (err, service, req) => {
+        this.counters.internalErrors++;
+        process.stderr.write(`${internalErrorLine(err, service, req)}\n`);
+      },
     });
     this.listener = new ServiceListener({
       host: o.host ?? '127.0.0.1',
