@@ -35,6 +35,8 @@ interface ProxyFlags {
   keepaliveTimeoutMs: number;
   bufferBodyBytes: number;
   maxBodyBytes: number;
+  backendHeadersTimeoutMs: number;
+  backendBodyTimeoutMs: number;
   smg?: boolean;
   workerUrls?: string[];
   maxConcurrentRequests?: number;
@@ -135,6 +137,18 @@ export function proxyCommand(): Command {
       intArg('--max-body-bytes', 1),
       64 * 1024 * 1024,
     )
+    .option(
+      '--backend-headers-timeout-ms <n>',
+      'longest wait for a backend response head; past it 504 backend_timeout (0: none)',
+      intArg('--backend-headers-timeout-ms', 0),
+      300_000,
+    )
+    .option(
+      '--backend-body-timeout-ms <n>',
+      'longest silence between backend response chunks; past it the response is cut (0: none)',
+      intArg('--backend-body-timeout-ms', 0),
+      120_000,
+    )
     .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
     .option(
@@ -175,6 +189,10 @@ export function proxyCommand(): Command {
     });
 }
 
+function backendTimeouts(f: ProxyFlags): { headersTimeoutMs: number; bodyIdleTimeoutMs: number } {
+  return { headersTimeoutMs: f.backendHeadersTimeoutMs, bodyIdleTimeoutMs: f.backendBodyTimeoutMs };
+}
+
 async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   const admin = hostPort('--admin')(f.admin);
   const token = f.adminTokenFile === undefined ? undefined : readFileSync(f.adminTokenFile, 'utf8').trim();
@@ -205,6 +223,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },
+    backend: backendTimeouts(f),
     limits: {
       headersTimeoutMs: f.headersTimeoutMs,
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
@@ -251,6 +270,7 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },
+    backend: backendTimeouts(f),
     limits: {
       headersTimeoutMs: f.headersTimeoutMs,
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,

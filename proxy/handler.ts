@@ -23,6 +23,7 @@ import { Exchange, type ExchangeOwner } from './exchange.js';
 import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target } from './forward.js';
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
+import { LiveLegs } from './live-legs.js';
 import { decodeBody, runPrefill } from './pd.js';
 
 /** A refusal as the dialect answers it. */
@@ -96,7 +97,12 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     public dialect: Dialect,
     readonly deps: HandlerDeps,
   ) {
-    this.#legs = { pools: deps.pools, maxBodyBytes: deps.maxBodyBytes, owner: this };
+    this.#legs = { pools: deps.pools, maxBodyBytes: deps.maxBodyBytes, owner: this, live: new LiveLegs() };
+  }
+
+  /** `endpointId` was declared dead: its legs that stay silent for `quietMs` are cut. */
+  cutQuietLegs(endpointId: string, quietMs: number): void {
+    this.#legs.live.cutQuiet(endpointId, quietMs);
   }
 
   /** Entry point for a request of either protocol. */
@@ -340,15 +346,18 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   legFailed(ex: Exchange, target: Target, kind: LegFailure): void {
     ex.release();
-    // A leg cut because the client left says nothing about the endpoint's health.
-    if (kind !== 'body_too_large' && !ex.gone) this.deps.legs?.legFailed(this.dialect.service, target.id);
+    // A leg cut because the client left says nothing about the endpoint's health
+    // (nor one cut because its breaker is already open).
+    if (kind !== 'body_too_large' && kind !== 'endpoint_down' && !ex.gone) {
+      this.deps.legs?.legFailed(this.dialect.service, target.id);
+    }
+    const f = LEG_FAILURES[kind];
     ex.outcome = 'failed';
-    ex.reason = kind === 'body_too_large' ? 'body_too_large' : 'backend_error';
+    ex.reason = f.reason;
     if (ex.gone) return;
     if (!ex.res.headersSent) {
-      const status = kind === 'body_too_large' ? 413 : 502;
-      ex.error = kind === 'body_too_large' ? 'body_too_large' : 'backend_unavailable';
-      sendJson(ex.res, ex.protocol, status, { error: ex.error }, { Connection: 'close' });
+      ex.error = f.error;
+      sendJson(ex.res, ex.protocol, f.status, { error: ex.error }, { Connection: 'close' });
     } else {
       ex.res.destroy();
     }
@@ -381,6 +390,15 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.deps.onRecord?.(r);
   }
 }
+
+/** What the client is told, and the log says, for each way a leg fails before its head. */
+const LEG_FAILURES: Record<LegFailure, { status: number; error: string; reason: string }> = {
+  before_head: { status: 502, error: 'backend_unavailable', reason: 'backend_error' },
+  mid_body: { status: 502, error: 'backend_unavailable', reason: 'backend_error' },
+  timeout: { status: 504, error: 'backend_timeout', reason: 'backend_timeout' },
+  endpoint_down: { status: 502, error: 'backend_unavailable', reason: 'endpoint_down' },
+  body_too_large: { status: 413, error: 'body_too_large', reason: 'body_too_large' },
+};
 
 function endedWithHeaders(req: AnyRequest): boolean {
   return 'stream' in req ? (req.stream as { endAfterHeaders?: boolean }).endAfterHeaders === true : false;

@@ -79,8 +79,19 @@ export class EndpointMonitor implements LegObserver {
   #eps = new Map<string, EpState>();
   readonly #timers: NodeJS.Timeout[] = [];
 
-  constructor(sink: HealthSink, o: Partial<MonitorOptions> = {}) {
+  readonly #onOpen: (key: string, endpointId: string) => void;
+
+  /**
+   * @param onOpen told when an endpoint's breaker opens (its silent legs are
+   *   then cut), with the rule key and the endpoint
+   */
+  constructor(
+    sink: HealthSink,
+    o: Partial<MonitorOptions> = {},
+    onOpen: (key: string, endpointId: string) => void = () => {},
+  ) {
     this.#sink = sink;
+    this.#onOpen = onOpen;
     this.#o = { ...DEFAULT_MONITOR, ...o };
     if (this.#o.scrapeIntervalMs > 0) this.#every(this.#o.scrapeIntervalMs, () => this.scrapeAll());
     if (this.#o.healthIntervalMs > 0) this.#every(this.#o.healthIntervalMs, () => this.probeAll());
@@ -124,6 +135,11 @@ export class EndpointMonitor implements LegObserver {
     this.#eps = next;
   }
 
+  /** Time limit of a scrape or probe, in ms (also the quiet time after which a dead endpoint's legs are cut). */
+  get probeTimeoutMs(): number {
+    return this.#o.probeTimeoutMs;
+  }
+
   /** True unless the endpoint's breaker is open. */
   usable(service: string, endpointId: string): boolean {
     return this.#eps.get(`${service}|${endpointId}`)?.open !== true;
@@ -148,6 +164,7 @@ export class EndpointMonitor implements LegObserver {
     s.opens++;
     s.openedAt = Date.now();
     this.#sink.setEndpointHealth(s.rule.key, s.id, false);
+    this.#onOpen(s.rule.key, s.id);
     if (this.#o.healthIntervalMs <= 0 || !s.rule.gated) {
       // No probe will vouch for it: half-open after the open time, and one more failure re-opens it.
       const t = setTimeout(() => {

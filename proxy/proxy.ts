@@ -16,7 +16,7 @@ import {
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
-import { BackendPools } from './backend-pools.js';
+import { BackendPools, type BackendTimeouts } from './backend-pools.js';
 import { RealClock } from './clock.js';
 import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
@@ -63,6 +63,8 @@ export interface ProxyOptions {
   credentials?: CredentialOptions;
   monitor?: Partial<MonitorOptions>;
   limits?: Partial<ClientLimits>;
+  /** Time limits of backend requests. */
+  backend?: Partial<BackendTimeouts>;
   /** Writes warnings (apply warnings, env warnings). @default stderr */
   warn?: (line: string) => void;
   /**
@@ -109,8 +111,10 @@ export class LoxiProxy implements Controller {
     const warn = o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
     for (const w of this.gate.envWarnings) warn(`sluice proxy: ${JSON.stringify(w)}`);
     this.valve = AcceptValve.fromEnv(env);
-    this.pools = new BackendPools(this.valve);
-    this.monitor = new EndpointMonitor(this.gate, o.monitor);
+    this.pools = new BackendPools(this.valve, o.backend);
+    this.monitor = new EndpointMonitor(this.gate, o.monitor, (key, id) =>
+      this.#services.get(key)?.handler.cutQuietLegs(id, this.monitor.probeTimeoutMs),
+    );
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.#admin = new AdminServer(this, {
       host: o.adminHost ?? '127.0.0.1',

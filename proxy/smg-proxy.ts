@@ -18,7 +18,7 @@ import {
   type Ticket,
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
-import { BackendPools } from './backend-pools.js';
+import { BackendPools, type BackendTimeouts } from './backend-pools.js';
 import { RealClock } from './clock.js';
 import type { DecisionSink } from './decision-log.js';
 import type { Exchange } from './exchange.js';
@@ -40,6 +40,8 @@ export interface SmgProxyOptions {
   decisionLog?: DecisionSink | null;
   monitor?: Partial<MonitorOptions>;
   limits?: Partial<ClientLimits>;
+  /** Time limits of backend requests. */
+  backend?: Partial<BackendTimeouts>;
   /** Clock ms per real ms of the gate's clock (see `ProxyOptions.timeScale`). @default 1 */
   timeScale?: number;
 }
@@ -139,12 +141,14 @@ export class SmgProxy {
     this.clock = new RealClock(o.timeScale ?? 1);
     this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
-    this.pools = new BackendPools(this.valve);
+    this.pools = new BackendPools(this.valve, o.backend);
     this.#log = o.decisionLog ?? null;
+    const ref: { handler: RequestHandler | null } = { handler: null };
     // SMG has no gate-side endpoint state: health goes to the breaker only.
     this.monitor = new EndpointMonitor(
       { reportEngine: () => true, setEndpointHealth: () => true },
       { ...o.monitor, scrapeIntervalMs: 0 },
+      (_key, id) => ref.handler?.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
     const limits = { ...DEFAULT_LIMITS, ...o.limits };
@@ -159,6 +163,7 @@ export class SmgProxy {
       maxBodyBytes: limits.maxBodyBytes,
       onRecord: (r) => this.counters.record(r),
     });
+    ref.handler = handler;
     this.listener = new ServiceListener({
       host: o.host ?? '127.0.0.1',
       port: o.port ?? 30000,

@@ -1,0 +1,125 @@
+/**
+ * Backends that hold a unit without answering: one that accepts and never
+ * sends a head (504 backend_timeout), one that sends a head and a first
+ * event and then stalls (the stream is cut), and an endpoint declared dead
+ * by its health probes while a leg waits on it (the silent leg is cut, a
+ * leg still streaming is not). After each the unit is back (in-flight 0).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MemoryDecisionLog } from '../../decision-log.js';
+import type { LoxiProxy } from '../../proxy.js';
+import { addRule, expectSettled, freePort, infer, rule, startProxy, until } from '../helpers.js';
+import { chunk, type RawBackend, rawBackend, SSE_HEAD, silentBackend } from './raw-backend.js';
+
+const log = new MemoryDecisionLog();
+let p: LoxiProxy;
+const backends: RawBackend[] = [];
+
+beforeAll(async () => {
+  p = await startProxy({
+    decisionLog: log,
+    backend: { headersTimeoutMs: 400, bodyIdleTimeoutMs: 400 },
+  });
+});
+
+afterAll(async () => {
+  await p.close();
+  for (const b of backends) await b.close();
+});
+
+async function gatedRule(proxy: LoxiProxy, b: RawBackend): Promise<number> {
+  backends.push(b);
+  return addRule(proxy, rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 1 }, [b]));
+}
+
+const recordOf = (port: number) => log.records.filter((r) => r.service === `127.0.0.1:${port}`);
+
+describe('backend time limits', () => {
+  test('a backend that accepts and never answers: 504 backend_timeout, and the unit returns', async () => {
+    const port = await gatedRule(p, await silentBackend());
+    const r = await infer(port);
+    expect(r.status).toBe(504);
+    expect(JSON.parse(r.body).error).toBe('backend_timeout');
+    await expectSettled(p);
+    // The unit came back: the next request is admitted (and times out the same way).
+    expect((await infer(port)).status).toBe(504);
+    await expectSettled(p);
+    const recs = recordOf(port);
+    expect(recs.map((x) => [x.outcome, x.reason, x.error, x.status])).toEqual([
+      ['failed', 'backend_timeout', 'backend_timeout', 504],
+      ['failed', 'backend_timeout', 'backend_timeout', 504],
+    ]);
+  });
+
+  test('a backend that sends its head and a first event, then stalls: the stream is cut, the unit returns', async () => {
+    const port = await gatedRule(
+      p,
+      await rawBackend((s) => s.write(SSE_HEAD + chunk('data: {"choices":[]}\n\n'))),
+    );
+    const r = await infer(port, { stream: true });
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('data: {"choices":[]}');
+    expect(r.error).toBeDefined();
+    await expectSettled(p);
+    expect(await until(() => recordOf(port).length === 1)).toBe(true);
+    expect(recordOf(port)[0]).toMatchObject({ outcome: 'failed', reason: 'backend_timeout', status: 200 });
+  });
+});
+
+describe('an endpoint declared dead', () => {
+  let q: LoxiProxy;
+  const qlog = new MemoryDecisionLog();
+
+  beforeAll(async () => {
+    q = await startProxy({
+      decisionLog: qlog,
+      backend: { headersTimeoutMs: 60_000, bodyIdleTimeoutMs: 60_000 },
+      monitor: { healthIntervalMs: 100, probeTimeoutMs: 200, breakerFailures: 2, breakerOpenMs: 60_000 },
+    });
+  });
+
+  afterAll(async () => {
+    await q.close();
+  });
+
+  test('its silent legs are cut when its breaker opens (502, reason endpoint_down), long before the head timeout', async () => {
+    const port = await gatedRule(q, await silentBackend());
+    const t0 = Date.now();
+    const r = await infer(port);
+    expect(r.status).toBe(502);
+    expect(JSON.parse(r.body).error).toBe('backend_unavailable');
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    await expectSettled(q);
+    const rec = qlog.records.find((x) => x.service === `127.0.0.1:${port}`);
+    expect(rec).toMatchObject({ outcome: 'failed', reason: 'endpoint_down', status: 502 });
+  });
+
+  test('a leg still streaming when its endpoint is declared dead is left to finish', async () => {
+    // /health never answers (probes time out); inference streams an event every 50 ms for ~1.5 s.
+    const port = await gatedRule(
+      q,
+      await rawBackend((s, head) => {
+        if (head.startsWith('GET /health')) return;
+        s.write(SSE_HEAD);
+        let n = 0;
+        const t = setInterval(() => {
+          if (s.destroyed) return clearInterval(t);
+          if (++n <= 30) s.write(chunk(`data: {"n":${n}}\n\n`));
+          else {
+            clearInterval(t);
+            s.write(chunk('data: [DONE]\n\n') + chunk(''));
+          }
+        }, 50);
+      }),
+    );
+    const r = await infer(port, { stream: true });
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('[DONE]');
+    expect(r.error).toBeUndefined();
+    // The breaker did open meanwhile.
+    expect(
+      await until(() => q.metricsText().includes(`endpoint="127.0.0.1:${backends.at(-1)!.port}"} 0`)),
+    ).toBe(true);
+    await expectSettled(q);
+  });
+});
