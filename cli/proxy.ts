@@ -35,6 +35,8 @@ interface ProxyFlags {
   keepaliveTimeoutMs: number;
   bufferBodyBytes: number;
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  bodyMemoryBytes: number;
   backendHeadersTimeoutMs: number;
   backendBodyTimeoutMs: number;
   smg?: boolean;
@@ -138,6 +140,18 @@ export function proxyCommand(): Command {
       64 * 1024 * 1024,
     )
     .option(
+      '--body-timeout-ms <n>',
+      'longest silence of a request body being read; past it 408 body_timeout (0: none)',
+      intArg('--body-timeout-ms', 0),
+      30_000,
+    )
+    .option(
+      '--body-memory-bytes <n>',
+      'most bytes of request bodies read before their decision, process-wide; past it 503 proxy_body_memory_full (0: no bound)',
+      intArg('--body-memory-bytes', 0),
+      256 * 1024 * 1024,
+    )
+    .option(
       '--backend-headers-timeout-ms <n>',
       'longest wait for a backend response head; past it 504 backend_timeout (0: none)',
       intArg('--backend-headers-timeout-ms', 0),
@@ -229,6 +243,8 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       bufferBodyBytes: f.bufferBodyBytes,
       maxBodyBytes: f.maxBodyBytes,
+      bodyTimeoutMs: f.bodyTimeoutMs,
+      bodyMemoryBytes: f.bodyMemoryBytes,
     },
   });
   if (f.config !== undefined) {
@@ -275,6 +291,8 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
       headersTimeoutMs: f.headersTimeoutMs,
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       maxBodyBytes: f.maxBodyBytes,
+      bodyTimeoutMs: f.bodyTimeoutMs,
+      bodyMemoryBytes: f.bodyMemoryBytes,
     },
   });
   await proxy.start();

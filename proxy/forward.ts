@@ -26,9 +26,16 @@ export type { Target } from './backend-pools.js';
  * How a leg failed: before or after the response head; `timeout` (no head,
  * or a silent body, within the backend time limits); `endpoint_down` (cut
  * because the endpoint's breaker opened while the leg was silent);
- * `body_too_large` is the client's fault.
+ * `body_too_large` and `body_timeout` (a streamed request body silent past
+ * its time limit) are the client's fault.
  */
-export type LegFailure = 'before_head' | 'mid_body' | 'timeout' | 'endpoint_down' | 'body_too_large';
+export type LegFailure =
+  | 'before_head'
+  | 'mid_body'
+  | 'timeout'
+  | 'endpoint_down'
+  | 'body_too_large'
+  | 'body_timeout';
 
 /** Who is told what a leg did (the request handler: one object for all its legs). */
 export interface LegOwner {
@@ -47,6 +54,8 @@ export interface LegContext {
   pools: BackendPools;
   /** Largest streamed request body, in bytes; past it the leg is aborted with 413. */
   maxBodyBytes: number;
+  /** Longest silence of a streamed request body, in ms; past it the leg is aborted with 408. 0: none. */
+  bodyTimeoutMs: number;
   owner: LegOwner;
   /** The running legs, by endpoint. */
   live: LiveLegs;
@@ -101,10 +110,18 @@ class Leg implements Dispatcher.DispatchHandler, Abortable, LiveLeg {
       // only that, never the client's request (whose connection still has to
       // carry the 413 or 502).
       const pt = new PassThrough();
+      const ms = this.cx.bodyTimeoutMs;
+      const timer = ms > 0 ? setTimeout(() => this.#fail('body_timeout'), ms).unref() : null;
       ex.req.on('data', (c: Buffer) => {
+        timer?.refresh();
         this.#sent += c.length;
         if (this.#sent > this.cx.maxBodyBytes) this.#fail('body_too_large');
       });
+      if (timer !== null) {
+        const stop = (): void => clearTimeout(timer);
+        ex.req.once('end', stop);
+        ex.req.once('close', stop);
+      }
       ex.req.on('error', () => {});
       ex.req.pipe(pt);
       body = pt;

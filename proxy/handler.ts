@@ -17,6 +17,7 @@ import type {
   Ticket,
 } from '../gate/index.js';
 import type { BackendPools } from './backend-pools.js';
+import type { BodyBudget } from './body-budget.js';
 import type { AuthResult } from './credentials.js';
 import type { DecisionRecord, DecisionSink, LogOutcome } from './decision-log.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
@@ -73,6 +74,10 @@ export interface HandlerDeps {
   bufferBodyBytes: number;
   /** Larger bodies are refused 413. */
   maxBodyBytes: number;
+  /** Longest silence of a request body being read, in ms (408 body_timeout); 0: none. */
+  bodyTimeoutMs: number;
+  /** The process-wide bytes of bodies read before their decision. */
+  bodyBudget: BodyBudget;
   /** Called with every finished exchange's record. */
   onRecord?(r: DecisionRecord): void;
 }
@@ -97,7 +102,13 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     public dialect: Dialect,
     readonly deps: HandlerDeps,
   ) {
-    this.#legs = { pools: deps.pools, maxBodyBytes: deps.maxBodyBytes, owner: this, live: new LiveLegs() };
+    this.#legs = {
+      pools: deps.pools,
+      maxBodyBytes: deps.maxBodyBytes,
+      bodyTimeoutMs: deps.bodyTimeoutMs,
+      owner: this,
+      live: new LiveLegs(),
+    };
   }
 
   /** `endpointId` was declared dead: its legs that stay silent for `quietMs` are cut. */
@@ -140,6 +151,10 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       return;
     }
     if (ex.inference && len !== null && len > 0 && len <= d.bufferBodyBytes) {
+      if (!d.bodyBudget.take(ex, len)) {
+        this.#reject(ex, 503, 'proxy_body_memory_full', 'shed', { 'Retry-After': '1' });
+        return;
+      }
       this.#readBody(ex);
       return;
     }
@@ -151,10 +166,26 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   #readBody(ex: Exchange): void {
     ex.state = 'reading';
     const chunks: Buffer[] = [];
-    ex.req.on('data', (c: Buffer) => chunks.push(c));
+    const ms = this.deps.bodyTimeoutMs;
+    // A body silent for `ms` is answered 408 and its connection closed.
+    const timer =
+      ms > 0
+        ? setTimeout(() => {
+            if (!ex.gone && ex.state === 'reading') this.#reject(ex, 408, 'body_timeout', 'failed', {});
+          }, ms).unref()
+        : null;
+    ex.res.once('close', () => {
+      if (timer !== null) clearTimeout(timer);
+    });
+    ex.req.on('data', (c: Buffer) => {
+      timer?.refresh();
+      chunks.push(c);
+    });
     ex.req.on('error', () => {});
     ex.req.on('end', () => {
-      if (ex.gone) return;
+      if (timer !== null) clearTimeout(timer);
+      this.deps.bodyBudget.give(ex);
+      if (ex.gone || ex.state !== 'reading') return;
       ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       ex.bodyBuffered = true;
       this.#decide(ex);
@@ -224,6 +255,15 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     const outcome: LogOutcome =
       r.reason === 'queue_timeout' ? 'timed_out' : r.reason === 'drained' ? 'drained' : 'shed';
     this.#answer(ex, resp.status, resp.body, outcome, resp.headers);
+  }
+
+  /** Refuses before the gate (decision `rejected`, reason and error `code`), closing the connection. */
+  #reject(ex: Exchange, status: number, code: string, outcome: LogOutcome, headers: HeaderMap): void {
+    this.deps.bodyBudget.give(ex);
+    ex.decision = 'rejected';
+    ex.reason = code;
+    ex.error = code;
+    this.#answer(ex, status, { error: code }, outcome, { ...headers, Connection: 'close' });
   }
 
   #answer(ex: Exchange, status: number, body: unknown, outcome: LogOutcome, headers: HeaderMap): void {
@@ -348,7 +388,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     ex.release();
     // A leg cut because the client left says nothing about the endpoint's health
     // (nor one cut because its breaker is already open).
-    if (kind !== 'body_too_large' && kind !== 'endpoint_down' && !ex.gone) {
+    if (kind !== 'body_too_large' && kind !== 'body_timeout' && kind !== 'endpoint_down' && !ex.gone) {
       this.deps.legs?.legFailed(this.dialect.service, target.id);
     }
     const f = LEG_FAILURES[kind];
@@ -384,6 +424,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   #record(ex: Exchange, outcome: LogOutcome, status: number): void {
+    this.deps.bodyBudget.give(ex);
     const r = ex.finish(outcome, status, this.deps.clock.now());
     if (r === null) return;
     this.deps.log?.write(r);
@@ -397,6 +438,7 @@ const LEG_FAILURES: Record<LegFailure, { status: number; error: string; reason: 
   mid_body: { status: 502, error: 'backend_unavailable', reason: 'backend_error' },
   timeout: { status: 504, error: 'backend_timeout', reason: 'backend_timeout' },
   endpoint_down: { status: 502, error: 'backend_unavailable', reason: 'endpoint_down' },
+  body_timeout: { status: 408, error: 'body_timeout', reason: 'body_timeout' },
   body_too_large: { status: 413, error: 'body_too_large', reason: 'body_too_large' },
 };
 

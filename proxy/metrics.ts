@@ -16,6 +16,7 @@ export class ProxyCounters {
     headers_too_large: 0,
     headers_timeout: 0,
     reset: 0,
+    idle_timeout: 0,
   };
   /** Finished exchanges by service and outcome. */
   readonly outcomes = new Map<string, number>();

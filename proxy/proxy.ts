@@ -17,6 +17,7 @@ import {
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
 import { BackendPools, type BackendTimeouts } from './backend-pools.js';
+import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
 import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
@@ -40,6 +41,13 @@ export interface ClientLimits {
   maxHeaderBytes: number;
   /** How often head timeouts are checked, in ms. @default 1000 */
   checkIntervalMs: number;
+  /** Longest silence of a request body being read, in ms (408 body_timeout); 0: none. @default 30000 */
+  bodyTimeoutMs: number;
+  /**
+   * Most bytes of request bodies being read before the decision, process-wide;
+   * past it 503 proxy_body_memory_full. 0: no bound. @default 256 MiB
+   */
+  bodyMemoryBytes: number;
 }
 
 export const DEFAULT_LIMITS: ClientLimits = {
@@ -49,6 +57,8 @@ export const DEFAULT_LIMITS: ClientLimits = {
   keepAliveTimeoutMs: 65_000,
   maxHeaderBytes: 16 * 1024,
   checkIntervalMs: 1_000,
+  bodyTimeoutMs: 30_000,
+  bodyMemoryBytes: 256 * 1024 * 1024,
 };
 
 export interface ProxyOptions {
@@ -92,6 +102,8 @@ export class LoxiProxy implements Controller {
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
   readonly limits: ClientLimits;
+  /** Bytes of request bodies being read before their decision. */
+  readonly bodyBudget: BodyBudget;
   readonly #services = new Map<string, Service>();
   readonly #o: ProxyOptions;
   readonly #admin: AdminServer;
@@ -116,6 +128,7 @@ export class LoxiProxy implements Controller {
       this.#services.get(key)?.handler.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.bodyBudget = new BodyBudget(this.limits.bodyMemoryBytes);
     this.#admin = new AdminServer(this, {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
@@ -210,6 +223,8 @@ export class LoxiProxy implements Controller {
       legs: this.monitor,
       bufferBodyBytes: this.limits.bufferBodyBytes,
       maxBodyBytes: this.limits.maxBodyBytes,
+      bodyTimeoutMs: this.limits.bodyTimeoutMs,
+      bodyBudget: this.bodyBudget,
       onRecord: (r: Parameters<ProxyCounters['record']>[0]) => this.counters.record(r),
     };
   }

@@ -19,6 +19,7 @@ import {
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
 import { BackendPools, type BackendTimeouts } from './backend-pools.js';
+import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
 import type { DecisionSink } from './decision-log.js';
 import type { Exchange } from './exchange.js';
@@ -161,6 +162,8 @@ export class SmgProxy {
       // SMG reads a waiting request's body only once it is admitted.
       bufferBodyBytes: 0,
       maxBodyBytes: limits.maxBodyBytes,
+      bodyTimeoutMs: limits.bodyTimeoutMs,
+      bodyBudget: new BodyBudget(limits.bodyMemoryBytes),
       onRecord: (r) => this.counters.record(r),
     });
     ref.handler = handler;

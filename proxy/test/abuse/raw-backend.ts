@@ -63,3 +63,36 @@ export const SSE_HEAD =
 export function chunk(text: string): string {
   return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
 }
+
+/** What a raw client saw: the bytes, and whether the proxy closed the connection before the deadline. */
+export interface RawSeen {
+  text: string;
+  closed: boolean;
+}
+
+/**
+ * Connects to `port`, writes `payload` (nothing when empty), and waits for
+ * the proxy to close the connection, at most `deadlineMs` (then it is
+ * destroyed here and `closed` is false).
+ */
+export function rawClient(port: number, payload: string | Buffer, deadlineMs = 5_000): Promise<RawSeen> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let text = '';
+    let done = false;
+    const finish = (closed: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(t);
+      s.destroy();
+      resolve({ text, closed });
+    };
+    const t = setTimeout(() => finish(false), deadlineMs);
+    s.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+    });
+    s.on('close', () => finish(true));
+    s.on('error', () => {});
+    if (payload.length > 0) s.write(payload);
+  });
+}
