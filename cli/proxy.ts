@@ -29,6 +29,7 @@ interface ProxyFlags {
   scrapeIntervalMs: number;
   healthIntervalMs: number;
   healthPath: string;
+  probeTimeoutMs: number;
   breakerFailures: number;
   breakerOpenMs: number;
   headersTimeoutMs: number;
@@ -103,6 +104,12 @@ export function proxyCommand(): Command {
       5_000,
     )
     .option('--health-path <path>', 'endpoint health probe path', '/health')
+    .option(
+      '--probe-timeout-ms <n>',
+      'deadline of a health probe or /metrics scrape, first byte to last; a late one fails',
+      intArg('--probe-timeout-ms', 1),
+      2_000,
+    )
     .option(
       '--breaker-failures <n>',
       'consecutive failures that take an endpoint out',
@@ -234,6 +241,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       scrapeIntervalMs: f.scrapeIntervalMs,
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,
+      probeTimeoutMs: f.probeTimeoutMs,
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },
@@ -283,6 +291,7 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
     monitor: {
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,
+      probeTimeoutMs: f.probeTimeoutMs,
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },

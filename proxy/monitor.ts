@@ -19,7 +19,7 @@ export interface MonitorOptions {
   healthIntervalMs: number;
   /** @default '/health' */
   healthPath: string;
-  /** Time limit of a scrape or probe, in ms. @default 2000 */
+  /** Deadline of a scrape or probe, first byte sent to last byte received, in ms; a late one fails. @default 2000 */
   probeTimeoutMs: number;
   /** Consecutive failures that open the breaker. @default 3 */
   breakerFailures: number;
@@ -225,27 +225,35 @@ export class EndpointMonitor implements LegObserver {
     }
   }
 
+  /**
+   * GETs `path` of the endpoint within `probeTimeoutMs` from start to last
+   * byte (a response that trickles counts as failed when the deadline passes;
+   * the socket is destroyed), then calls `done` once.
+   */
   #get(s: EpState, path: string, done: (status: number, body: string | null) => void): void {
     let finished = false;
     const end = (status: number, body: string | null): void => {
       if (finished) return;
       finished = true;
+      clearTimeout(deadline);
       done(status, body);
     };
-    const req = http.get(
-      { host: s.host, port: s.port, path, agent: this.#agent, timeout: this.#o.probeTimeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size <= 8 * 1024 * 1024) chunks.push(c);
-        });
-        res.on('end', () => end(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
-        res.on('error', () => end(0, null));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
+    const deadline = setTimeout(() => {
+      end(0, null);
+      req.destroy(new Error('deadline'));
+    }, this.#o.probeTimeoutMs);
+    deadline.unref();
+    const req = http.get({ host: s.host, port: s.port, path, agent: this.#agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= 8 * 1024 * 1024) chunks.push(c);
+      });
+      res.on('end', () => end(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
+      res.on('error', () => end(0, null));
+      res.on('close', () => end(0, null));
+    });
     req.on('error', () => end(0, null));
   }
 
