@@ -21,6 +21,7 @@ interface ProxyFlags {
   admin: string;
   adminTokenFile?: string;
   decisionLog?: string;
+  decisionLogBufferBytes: number;
   apiKeys?: string;
   jwtSecretFile?: string;
   jwtPublicKeyFile?: string;
@@ -81,6 +82,12 @@ export function proxyCommand(): Command {
     .option('--admin <host:port>', 'management API and /metrics listener', '127.0.0.1:11111')
     .option('--admin-token-file <file>', 'require "Authorization: Bearer <token>" on the management API')
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
+    .option(
+      '--decision-log-buffer-bytes <n>',
+      'decision-log bytes buffered for a slow disk; past it records are dropped (decision_log_dropped_total)',
+      intArg('--decision-log-buffer-bytes', 1),
+      1024 * 1024,
+    )
     .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
     .option('--jwt-secret-file <file>', 'HS256 secret for JWT credentials')
     .option('--jwt-public-key-file <file>', 'RS256 public key (PEM) for JWT credentials')
@@ -210,6 +217,12 @@ export function proxyCommand(): Command {
     });
 }
 
+function decisionLog(f: ProxyFlags): DecisionSink | null {
+  return f.decisionLog === undefined
+    ? null
+    : new JsonlDecisionLog(f.decisionLog, { bufferBytes: f.decisionLogBufferBytes });
+}
+
 function backendTimeouts(f: ProxyFlags): { headersTimeoutMs: number; bodyIdleTimeoutMs: number } {
   return { headersTimeoutMs: f.backendHeadersTimeoutMs, bodyIdleTimeoutMs: f.backendBodyTimeoutMs };
 }
@@ -218,7 +231,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   const admin = hostPort('--admin')(f.admin);
   const token = f.adminTokenFile === undefined ? undefined : readFileSync(f.adminTokenFile, 'utf8').trim();
   if (token === '') throw new UsageError(`--admin-token-file ${f.adminTokenFile}: the token is empty`);
-  const log: DecisionSink | null = f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog);
+  const log = decisionLog(f);
   const jwt =
     f.jwtSecretFile !== undefined || f.jwtPublicKeyFile !== undefined
       ? loadJwtKeys({
@@ -287,7 +300,7 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
     workerUrls: f.workerUrls,
     host: f.host,
     port: f.port,
-    decisionLog: f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog),
+    decisionLog: decisionLog(f),
     monitor: {
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,

@@ -6,7 +6,7 @@
  */
 import type { Family } from '../gate/index.js';
 import type { AcceptValve } from './accept-valve.js';
-import type { DecisionRecord } from './decision-log.js';
+import type { DecisionRecord, DecisionSink } from './decision-log.js';
 import type { ClientFault } from './listener.js';
 
 /** Counters the proxy keeps beside the gate's. */
@@ -77,4 +77,18 @@ export function counterFamilies(c: ProxyCounters): Family[] {
       }),
   };
   return [faults, outcomes];
+}
+
+/** The decision log's families (none without a log). */
+export function decisionLogFamilies(log: DecisionSink | null): Family[] {
+  if (log === null) return [];
+  const name = 'decision_log_dropped_total';
+  return [
+    {
+      name,
+      type: 'counter',
+      help: 'Decision records dropped because the log file did not keep up (or failed).',
+      samples: [{ name, labels: {}, value: log.dropped }],
+    },
+  ];
 }

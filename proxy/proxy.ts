@@ -23,7 +23,7 @@ import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
 import { exchangeHost, RequestHandler } from './handler.js';
 import { ServiceListener } from './listener.js';
-import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
 import { RuleDialect } from './rule-dialect.js';
 
@@ -283,6 +283,7 @@ export class LoxiProxy implements Controller {
       ...valveFamilies(this.valve),
       ...this.monitor.collect(),
       ...counterFamilies(this.counters),
+      ...decisionLogFamilies(this.#o.decisionLog ?? null),
     ]);
   }
 

@@ -26,7 +26,7 @@ import type { Exchange } from './exchange.js';
 import type { Target } from './forward.js';
 import { type Dialect, exchangeHost, type RefusalResponse, RequestHandler } from './handler.js';
 import { type AnyRequest, type AnyResponse, ServiceListener } from './listener.js';
-import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
 import { type ClientLimits, DEFAULT_LIMITS } from './proxy.js';
 
@@ -191,6 +191,7 @@ export class SmgProxy {
       ...valveFamilies(this.valve),
       ...this.monitor.collect(),
       ...counterFamilies(this.counters),
+      ...decisionLogFamilies(this.#log),
     ]);
   }
 
