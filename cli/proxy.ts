@@ -22,6 +22,7 @@ interface ProxyFlags {
   adminTokenFile?: string;
   decisionLog?: string;
   decisionLogBufferBytes: number;
+  auditLogPerSecond: number;
   apiKeys?: string;
   jwtSecretFile?: string;
   jwtPublicKeyFile?: string;
@@ -87,6 +88,12 @@ export function proxyCommand(): Command {
       'decision-log bytes buffered for a slow disk; past it records are dropped (decision_log_dropped_total)',
       intArg('--decision-log-buffer-bytes', 1),
       1024 * 1024,
+    )
+    .option(
+      '--audit-log-per-second <n>',
+      'most sec.ai.deny JSON lines per second on stderr; the rest are counted in one "suppressed" line (0: none)',
+      intArg('--audit-log-per-second', 0),
+      20,
     )
     .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
     .option('--jwt-secret-file <file>', 'HS256 secret for JWT credentials')
@@ -245,6 +252,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
     adminPort: admin.port,
     ...(token === undefined ? {} : { adminToken: token }),
     decisionLog: log,
+    audit: { perSecond: f.auditLogPerSecond },
     credentials: {
       ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),
       ...(jwt === undefined ? {} : { jwt }),
@@ -301,6 +309,7 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
     host: f.host,
     port: f.port,
     decisionLog: decisionLog(f),
+    audit: { perSecond: f.auditLogPerSecond },
     monitor: {
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,

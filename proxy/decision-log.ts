@@ -44,6 +44,10 @@ export interface DecisionRecord {
   /** From the response's `usage`, when the backend sent one; else null. */
   prompt_tokens: number | null;
   output_tokens: number | null;
+  /** `sec.ai.deny` on a non-admit decision (refused, rejected, unauthorized, or a wait that ended refused); absent otherwise. */
+  event?: 'sec.ai.deny';
+  /** On a sec.ai.deny record: the `model` of the request body when it was read before the decision, else null. */
+  model?: string | null;
 }
 
 /** A sink for decision records. */

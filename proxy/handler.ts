@@ -16,6 +16,7 @@ import type {
   Refusal,
   Ticket,
 } from '../gate/index.js';
+import { markDeny } from './audit.js';
 import type { BackendPools } from './backend-pools.js';
 import type { BodyBudget } from './body-budget.js';
 import type { AuthResult } from './credentials.js';
@@ -427,6 +428,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.deps.bodyBudget.give(ex);
     const r = ex.finish(outcome, status, this.deps.clock.now());
     if (r === null) return;
+    markDeny(r, ex.body);
     this.deps.log?.write(r);
     this.deps.onRecord?.(r);
   }

@@ -16,6 +16,7 @@ import {
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
+import { AuditLog, type AuditOptions } from './audit.js';
 import { BackendPools, type BackendTimeouts } from './backend-pools.js';
 import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
@@ -75,6 +76,8 @@ export interface ProxyOptions {
   limits?: Partial<ClientLimits>;
   /** Time limits of backend requests. */
   backend?: Partial<BackendTimeouts>;
+  /** The rate-limited sec.ai.deny lines (stderr by default). */
+  audit?: AuditOptions;
   /** Writes warnings (apply warnings, env warnings). @default stderr */
   warn?: (line: string) => void;
   /**
@@ -101,6 +104,8 @@ export class LoxiProxy implements Controller {
   readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
+  /** The sec.ai.deny lines on stderr. */
+  readonly audit: AuditLog;
   readonly limits: ClientLimits;
   /** Bytes of request bodies being read before their decision. */
   readonly bodyBudget: BodyBudget;
@@ -129,6 +134,7 @@ export class LoxiProxy implements Controller {
     );
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.bodyBudget = new BodyBudget(this.limits.bodyMemoryBytes);
+    this.audit = new AuditLog(o.audit);
     this.#admin = new AdminServer(this, {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
@@ -225,7 +231,10 @@ export class LoxiProxy implements Controller {
       maxBodyBytes: this.limits.maxBodyBytes,
       bodyTimeoutMs: this.limits.bodyTimeoutMs,
       bodyBudget: this.bodyBudget,
-      onRecord: (r: Parameters<ProxyCounters['record']>[0]) => this.counters.record(r),
+      onRecord: (r: Parameters<ProxyCounters['record']>[0]) => {
+        this.counters.record(r);
+        this.audit.record(r);
+      },
     };
   }
 
@@ -299,6 +308,7 @@ export class LoxiProxy implements Controller {
     this.#services.clear();
     await this.#admin.close();
     this.monitor.dispose();
+    this.audit.dispose();
     this.gate.dispose();
     this.clock.dispose();
     await this.pools.destroy();

@@ -18,6 +18,7 @@ import {
   type Ticket,
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
+import { AuditLog, type AuditOptions } from './audit.js';
 import { BackendPools, type BackendTimeouts } from './backend-pools.js';
 import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
@@ -43,6 +44,8 @@ export interface SmgProxyOptions {
   limits?: Partial<ClientLimits>;
   /** Time limits of backend requests. */
   backend?: Partial<BackendTimeouts>;
+  /** The rate-limited sec.ai.deny lines (stderr by default). */
+  audit?: AuditOptions;
   /** Clock ms per real ms of the gate's clock (see `ProxyOptions.timeScale`). @default 1 */
   timeScale?: number;
 }
@@ -133,6 +136,8 @@ export class SmgProxy {
   readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
+  /** The sec.ai.deny lines on stderr. */
+  readonly audit: AuditLog;
   readonly listener: ServiceListener;
   readonly #log: DecisionSink | null;
 
@@ -144,6 +149,7 @@ export class SmgProxy {
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
     this.pools = new BackendPools(this.valve, o.backend);
     this.#log = o.decisionLog ?? null;
+    this.audit = new AuditLog(o.audit);
     const ref: { handler: RequestHandler | null } = { handler: null };
     // SMG has no gate-side endpoint state: health goes to the breaker only.
     this.monitor = new EndpointMonitor(
@@ -164,7 +170,10 @@ export class SmgProxy {
       maxBodyBytes: limits.maxBodyBytes,
       bodyTimeoutMs: limits.bodyTimeoutMs,
       bodyBudget: new BodyBudget(limits.bodyMemoryBytes),
-      onRecord: (r) => this.counters.record(r),
+      onRecord: (r) => {
+        this.counters.record(r);
+        this.audit.record(r);
+      },
     });
     ref.handler = handler;
     this.listener = new ServiceListener({
@@ -198,6 +207,7 @@ export class SmgProxy {
   async close(graceMs = 0): Promise<void> {
     await this.listener.close(graceMs);
     this.monitor.dispose();
+    this.audit.dispose();
     this.smg.dispose();
     this.clock.dispose();
     await this.pools.destroy();

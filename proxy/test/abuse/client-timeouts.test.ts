@@ -9,16 +9,7 @@ import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryDecisionLog } from '../../decision-log.js';
 import type { LoxiProxy } from '../../proxy.js';
-import {
-  addRule,
-  expectSettled,
-  freePort,
-  infer,
-  rule,
-  startProxy,
-  TestBackend,
-  until,
-} from '../helpers.js';
+import { addRule, expectSettled, freePort, infer, rule, startProxy, TestBackend, until } from '../helpers.js';
 import { rawClient } from './raw-backend.js';
 
 const log = new MemoryDecisionLog();
