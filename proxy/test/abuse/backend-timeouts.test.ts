@@ -5,10 +5,22 @@
  * by its health probes while a leg waits on it (the silent leg is cut, a
  * leg still streaming is not). After each the unit is back (in-flight 0).
  */
+import http from 'node:http';
+import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryDecisionLog } from '../../decision-log.js';
 import type { LoxiProxy } from '../../proxy.js';
-import { addRule, expectSettled, freePort, infer, rule, startProxy, until } from '../helpers.js';
+import {
+  addRule,
+  bulkBackend,
+  expectSettled,
+  freePort,
+  infer,
+  rule,
+  sleep,
+  startProxy,
+  until,
+} from '../helpers.js';
 import { chunk, type RawBackend, rawBackend, SSE_HEAD, silentBackend } from './raw-backend.js';
 
 const log = new MemoryDecisionLog();
@@ -64,6 +76,47 @@ describe('backend time limits', () => {
     expect(await until(() => recordOf(port).length === 1)).toBe(true);
     expect(recordOf(port)[0]).toMatchObject({ outcome: 'failed', reason: 'backend_timeout', status: 200 });
   });
+});
+
+test('a client that reads slowly does not trip the body time limit: the leg is paused, not silent', async () => {
+  const total = 16 * 1024 * 1024;
+  const bulk = bulkBackend(total, Buffer.alloc(64 * 1024, 0x61), {
+    'content-type': 'application/octet-stream',
+    'content-length': total,
+  });
+  await new Promise<void>((r) => bulk.server.listen(0, '127.0.0.1', r));
+  const bp = (bulk.server.address() as net.AddressInfo).port;
+  try {
+    const port = await addRule(
+      p,
+      rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 1 }, [{ port: bp }]),
+    );
+    let res: http.IncomingMessage | null = null;
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/models', agent: false }, (r) => {
+      res = r;
+      r.pause();
+    });
+    req.on('error', () => {});
+    req.end();
+    expect(await until(() => res !== null)).toBe(true);
+    // Three body time limits without reading.
+    await sleep(1_200);
+    const received = await new Promise<number>((resolve) => {
+      const r = res as unknown as http.IncomingMessage;
+      let n = 0;
+      r.on('data', (c: Buffer) => {
+        n += c.length;
+      });
+      r.on('end', () => resolve(n));
+      r.on('error', () => resolve(n));
+      r.resume();
+    });
+    expect(received).toBe(total);
+    await expectSettled(p);
+  } finally {
+    bulk.server.closeAllConnections();
+    await new Promise<void>((r) => bulk.server.close(() => r()));
+  }
 });
 
 describe('an endpoint declared dead', () => {

@@ -9,7 +9,17 @@ import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryDecisionLog } from '../../decision-log.js';
 import type { LoxiProxy } from '../../proxy.js';
-import { addRule, expectSettled, freePort, infer, rule, startProxy, TestBackend, until } from '../helpers.js';
+import {
+  addRule,
+  expectSettled,
+  freePort,
+  infer,
+  inferH2,
+  rule,
+  startProxy,
+  TestBackend,
+  until,
+} from '../helpers.js';
 import { rawClient } from './raw-backend.js';
 
 const log = new MemoryDecisionLog();
@@ -75,6 +85,20 @@ describe('connections', () => {
     expect(await closed).toBe(true);
     s.destroy();
     expect(p.counters.faults.idle_timeout).toBeGreaterThanOrEqual(1);
+  });
+
+  test('an h2c stream that outlasts the keep-alive idle time keeps its session open', async () => {
+    const s = http2.connect(`http://127.0.0.1:${port}`);
+    s.on('error', () => {});
+    try {
+      // Streams for 1 s on a session whose idle limit is 300 ms.
+      const r = await inferH2(s, { stream: true, hold: 1_000 });
+      expect(r.status).toBe(200);
+      expect(r.body).toContain('[DONE]');
+      expect(r.error).toBeUndefined();
+    } finally {
+      s.destroy();
+    }
   });
 
   test('HEADERS without END_HEADERS (no CONTINUATION ever) is closed', async () => {
