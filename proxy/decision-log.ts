@@ -23,7 +23,7 @@ export interface DecisionRecord {
   /** Tenant id from the credential; null for keyless traffic. */
   tenant: string | null;
   decision: LogDecision;
-  /** The gate's reason (admitted, capacity_shed, queue_full, queue_timeout, drained, draining, tenant_share, no_healthy_capacity, bypass_non_inference, observe_would_shed, observe_would_queue) or a proxy one (unauthorized, body_too_large, backend_error, client_gone). */
+  /** The gate's reason (admitted, capacity_shed, queue_full, queue_timeout, drained, draining, tenant_share, no_healthy_capacity, bypass_non_inference, observe_would_shed, observe_would_queue) or a proxy one (unauthorized, body_too_large, body_timeout, proxy_body_memory_full, backend_error, backend_timeout, endpoint_down, no_endpoint). */
   reason: string;
   outcome: LogOutcome;
   /** HTTP status sent to the client; 0 when it left before any answer. */
