@@ -63,6 +63,36 @@ describe('backend time limits', () => {
     ]);
   });
 
+  test('a streamed (chunked) request body to a backend that never answers: 504 backend_timeout once the body is sent', async () => {
+    const port = await gatedRule(p, await silentBackend());
+    const r = await new Promise<{ status: number; body: string }>((resolve) => {
+      const q = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/chat/completions',
+          agent: false,
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      q.on('error', () => resolve({ status: 0, body: '' }));
+      q.write('{"model":');
+      setTimeout(() => q.end('"m"}'), 100);
+    });
+    expect(r.status).toBe(504);
+    expect(JSON.parse(r.body).error).toBe('backend_timeout');
+    await expectSettled(p);
+  });
+
   test('a backend that sends its head and a first event, then stalls: the stream is cut, the unit returns', async () => {
     const port = await gatedRule(
       p,
