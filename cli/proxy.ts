@@ -23,6 +23,8 @@ interface ProxyFlags {
   admin: string;
   adminTokenFile?: string;
   decisionLog?: string;
+  decisionLogBufferBytes: number;
+  auditLogPerSecond: number;
   apiKeys?: string;
   jwtSecretFile?: string;
   jwtPublicKeyFile?: string;
@@ -31,6 +33,7 @@ interface ProxyFlags {
   scrapeIntervalMs: number;
   healthIntervalMs: number;
   healthPath: string;
+  probeTimeoutMs: number;
   breakerFailures: number;
   breakerOpenMs: number;
   headersTimeoutMs: number;
@@ -39,6 +42,10 @@ interface ProxyFlags {
   maxBodyBytes: number;
   maxJsonDepth: number;
   shutdownGraceMs: number;
+  bodyTimeoutMs: number;
+  bodyMemoryBytes: number;
+  backendHeadersTimeoutMs: number;
+  backendBodyTimeoutMs: number;
   smg?: boolean;
   workerUrls?: string[];
   maxConcurrentRequests?: number;
@@ -83,6 +90,18 @@ export function proxyCommand(): Command {
     .option('--admin <host:port>', 'management API and /metrics listener', '127.0.0.1:11111')
     .option('--admin-token-file <file>', 'require "Authorization: Bearer <token>" on the management API')
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
+    .option(
+      '--decision-log-buffer-bytes <n>',
+      'decision-log bytes buffered for a slow disk; past it records are dropped (decision_log_dropped_total)',
+      intArg('--decision-log-buffer-bytes', 1),
+      1024 * 1024,
+    )
+    .option(
+      '--audit-log-per-second <n>',
+      'most sec.ai.deny JSON lines per second on stderr; the rest are counted in one "suppressed" line (0: none)',
+      intArg('--audit-log-per-second', 0),
+      20,
+    )
     .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
     .option('--jwt-secret-file <file>', 'HS256 secret for JWT credentials')
     .option('--jwt-public-key-file <file>', 'RS256 public key (PEM) for JWT credentials')
@@ -106,6 +125,12 @@ export function proxyCommand(): Command {
       5_000,
     )
     .option('--health-path <path>', 'endpoint health probe path', '/health')
+    .option(
+      '--probe-timeout-ms <n>',
+      'deadline of a health probe or /metrics scrape, first byte to last; a late one fails',
+      intArg('--probe-timeout-ms', 1),
+      2_000,
+    )
     .option(
       '--breaker-failures <n>',
       'consecutive failures that take an endpoint out',
@@ -153,6 +178,30 @@ export function proxyCommand(): Command {
       'on SIGINT/SIGTERM, running requests get this long before every connection is closed',
       intArg('--shutdown-grace-ms', 0, 600_000),
       5_000,
+    )
+    .option(
+      '--body-timeout-ms <n>',
+      'longest silence of a request body being read; past it 408 body_timeout (0: none)',
+      intArg('--body-timeout-ms', 0),
+      30_000,
+    )
+    .option(
+      '--body-memory-bytes <n>',
+      'most bytes of request bodies read before their decision, process-wide; past it 503 proxy_body_memory_full (0: no bound)',
+      intArg('--body-memory-bytes', 0),
+      256 * 1024 * 1024,
+    )
+    .option(
+      '--backend-headers-timeout-ms <n>',
+      'longest wait for a backend response head; past it 504 backend_timeout (0: none)',
+      intArg('--backend-headers-timeout-ms', 0),
+      300_000,
+    )
+    .option(
+      '--backend-body-timeout-ms <n>',
+      'longest silence between backend response chunks; past it the response is cut (0: none)',
+      intArg('--backend-body-timeout-ms', 0),
+      120_000,
     )
     .option('--smg', 'run the SMG admission-control dialect instead of the loxilb services')
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
@@ -203,11 +252,21 @@ export function proxyCommand(): Command {
     });
 }
 
+function decisionLog(f: ProxyFlags): DecisionSink | null {
+  return f.decisionLog === undefined
+    ? null
+    : new JsonlDecisionLog(f.decisionLog, { bufferBytes: f.decisionLogBufferBytes });
+}
+
+function backendTimeouts(f: ProxyFlags): { headersTimeoutMs: number; bodyIdleTimeoutMs: number } {
+  return { headersTimeoutMs: f.backendHeadersTimeoutMs, bodyIdleTimeoutMs: f.backendBodyTimeoutMs };
+}
+
 async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   const admin = hostPort('--admin')(f.admin);
   const token = f.adminTokenFile === undefined ? undefined : readFileSync(f.adminTokenFile, 'utf8').trim();
   if (token === '') throw new UsageError(`--admin-token-file ${f.adminTokenFile}: the token is empty`);
-  const log: DecisionSink | null = f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog);
+  const log = decisionLog(f);
   const jwt =
     f.jwtSecretFile !== undefined || f.jwtPublicKeyFile !== undefined
       ? loadJwtKeys({
@@ -221,6 +280,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
     adminPort: admin.port,
     ...(token === undefined ? {} : { adminToken: token }),
     decisionLog: log,
+    audit: { perSecond: f.auditLogPerSecond },
     credentials: {
       ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),
       ...(jwt === undefined ? {} : { jwt }),
@@ -230,15 +290,19 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
       scrapeIntervalMs: f.scrapeIntervalMs,
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,
+      probeTimeoutMs: f.probeTimeoutMs,
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },
+    backend: backendTimeouts(f),
     limits: {
       headersTimeoutMs: f.headersTimeoutMs,
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       bufferBodyBytes: f.bufferBodyBytes,
       maxBodyBytes: f.maxBodyBytes,
       maxJsonDepth: f.maxJsonDepth,
+      bodyTimeoutMs: f.bodyTimeoutMs,
+      bodyMemoryBytes: f.bodyMemoryBytes,
     },
   });
   if (f.config !== undefined) {
@@ -273,17 +337,22 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
     workerUrls: f.workerUrls,
     host: f.host,
     port: f.port,
-    decisionLog: f.decisionLog === undefined ? null : new JsonlDecisionLog(f.decisionLog),
+    decisionLog: decisionLog(f),
+    audit: { perSecond: f.auditLogPerSecond },
     monitor: {
       healthIntervalMs: f.healthIntervalMs,
       healthPath: f.healthPath,
+      probeTimeoutMs: f.probeTimeoutMs,
       breakerFailures: f.breakerFailures,
       breakerOpenMs: f.breakerOpenMs,
     },
+    backend: backendTimeouts(f),
     limits: {
       headersTimeoutMs: f.headersTimeoutMs,
       keepAliveTimeoutMs: f.keepaliveTimeoutMs,
       maxBodyBytes: f.maxBodyBytes,
+      bodyTimeoutMs: f.bodyTimeoutMs,
+      bodyMemoryBytes: f.bodyMemoryBytes,
     },
   });
   await proxy.start();

@@ -3,6 +3,9 @@
  * endpoint (`IP:port`), HTTP/1.1, one request per connection at a time, no
  * connection limit. Every socket is counted by the accept valve as a
  * backend leg while it lives; idle sockets close after BACKEND_IDLE_MS.
+ * Every request has a time limit to its response head and between body
+ * chunks ({@link BackendTimeouts}), so an endpoint that accepts and never
+ * answers cannot hold a unit for good.
  */
 import type { Socket } from 'node:net';
 import { buildConnector, Pool } from 'undici';
@@ -14,6 +17,35 @@ import type { AcceptValve } from './accept-valve.js';
  * `Keep-Alive: timeout`, when the endpoint announces one.
  */
 export const BACKEND_IDLE_MS = 4_000;
+
+/** Time limits of a backend request (undici's `headersTimeout` and `bodyTimeout`). */
+export interface BackendTimeouts {
+  /**
+   * Longest wait for the response head once the request is sent, in ms. An
+   * unstreamed completion sends its head only when the whole answer is
+   * generated, and a huge prompt's prefill can take tens of seconds, so this
+   * is generous. 0: no limit. @default 300000
+   */
+  headersTimeoutMs: number;
+  /**
+   * Longest silence between two chunks of the response body, in ms (not
+   * counted while the client's side is full and the leg is paused). Tokens
+   * of a stream come every few tens of ms; two minutes of silence is a stalled
+   * engine (a preempted request may wait a while). 0: no limit. @default 120000
+   */
+  bodyIdleTimeoutMs: number;
+}
+
+export const DEFAULT_BACKEND_TIMEOUTS: BackendTimeouts = {
+  headersTimeoutMs: 300_000,
+  bodyIdleTimeoutMs: 120_000,
+};
+
+/** Whether `err` is undici's head or body time limit. */
+export function isBackendTimeout(err: Error): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
 
 /** Where a request goes. */
 export interface Target {
@@ -44,8 +76,10 @@ export function onReusedSocket(err: Error): boolean {
 export class BackendPools {
   readonly #pools = new Map<string, Pool>();
   readonly #connect: buildConnector.connector;
+  readonly #t: BackendTimeouts;
 
-  constructor(valve: AcceptValve) {
+  constructor(valve: AcceptValve, timeouts: Partial<BackendTimeouts> = {}) {
+    this.#t = { ...DEFAULT_BACKEND_TIMEOUTS, ...timeouts };
     const base = buildConnector({});
     this.#connect = (opts, cb) => {
       base(opts, (err, socket) => {
@@ -71,9 +105,8 @@ export class BackendPools {
         pipelining: 1,
         keepAliveTimeout: BACKEND_IDLE_MS,
         keepAliveMaxTimeout: BACKEND_IDLE_MS,
-        // No per-request backend timeout: SSE streams may pause for long.
-        headersTimeout: 0,
-        bodyTimeout: 0,
+        headersTimeout: this.#t.headersTimeoutMs,
+        bodyTimeout: this.#t.bodyIdleTimeoutMs,
       });
       this.#pools.set(target.id, p);
     }

@@ -11,18 +11,31 @@ import type net from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type AdmissionHeaderValues, admissionHeaders } from '../gate/index.js';
-import { type BackendPools, onReusedSocket, type Target } from './backend-pools.js';
+import { type BackendPools, isBackendTimeout, onReusedSocket, type Target } from './backend-pools.js';
 import { directSocket, writeFramedChunk } from './chunked-writer.js';
 import type { Exchange } from './exchange.js';
 import { endResponse, writeChunk, writeHead } from './http-util.js';
 import { backendRequestHead, clientResponseHead, flatToMap } from './leg-headers.js';
 import type { AnyResponse } from './listener.js';
+import type { LiveLeg, LiveLegs } from './live-legs.js';
 import { FirstDataWatch, UsageTail } from './sse.js';
 
 export type { Target } from './backend-pools.js';
 
-/** How a leg failed: before or after the response head; `body_too_large` is the client's fault. */
-export type LegFailure = 'before_head' | 'mid_body' | 'body_too_large';
+/**
+ * How a leg failed: before or after the response head; `timeout` (no head,
+ * or a silent body, within the backend time limits); `endpoint_down` (cut
+ * because the endpoint's breaker opened while the leg was silent);
+ * `body_too_large` and `body_timeout` (a streamed request body silent past
+ * its time limit) are the client's fault.
+ */
+export type LegFailure =
+  | 'before_head'
+  | 'mid_body'
+  | 'timeout'
+  | 'endpoint_down'
+  | 'body_too_large'
+  | 'body_timeout';
 
 /** Who is told what a leg did (the request handler: one object for all its legs). */
 export interface LegOwner {
@@ -41,7 +54,11 @@ export interface LegContext {
   pools: BackendPools;
   /** Largest streamed request body, in bytes; past it the leg is aborted with 413. */
   maxBodyBytes: number;
+  /** Longest silence of a streamed request body, in ms; past it the leg is aborted with 408. 0: none. */
+  bodyTimeoutMs: number;
   owner: LegOwner;
+  /** The running legs, by endpoint. */
+  live: LiveLegs;
 }
 
 /** A started leg, as the exchange sees it: it can be cut when the client goes away. */
@@ -49,7 +66,7 @@ export interface Abortable {
   abort(): void;
 }
 
-class Leg implements Dispatcher.DispatchHandler, Abortable {
+class Leg implements Dispatcher.DispatchHandler, Abortable, LiveLeg {
   #abort: ((err?: Error) => void) | null = null;
   #done = false;
   #headSeen = false;
@@ -62,6 +79,8 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   #h1: http.ServerResponse | null = null;
   /** Bytes of a streamed request body so far. */
   #sent = 0;
+  /** Heads and chunks received from the endpoint. */
+  progress = 0;
 
   constructor(
     readonly ex: Exchange,
@@ -70,10 +89,15 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
     readonly retried: boolean,
   ) {}
 
+  get endpointId(): string {
+    return this.target.id;
+  }
+
   start(): void {
     const ex = this.ex;
     const t = this.target;
     ex.backend = this;
+    this.cx.live.add(this);
     const headers = backendRequestHead(
       ex.req.rawHeaders,
       t.port === 80 ? t.host : `${t.host}:${t.port}`,
@@ -86,10 +110,18 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
       // only that, never the client's request (whose connection still has to
       // carry the 413 or 502).
       const pt = new PassThrough();
+      const ms = this.cx.bodyTimeoutMs;
+      const timer = ms > 0 ? setTimeout(() => this.#fail('body_timeout'), ms).unref() : null;
       ex.req.on('data', (c: Buffer) => {
+        timer?.refresh();
         this.#sent += c.length;
         if (this.#sent > this.cx.maxBodyBytes) this.#fail('body_too_large');
       });
+      if (timer !== null) {
+        const stop = (): void => clearTimeout(timer);
+        ex.req.once('end', stop);
+        ex.req.once('close', stop);
+      }
       ex.req.on('error', () => {});
       ex.req.pipe(pt);
       body = pt;
@@ -103,6 +135,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   abort(): void {
     if (this.#done) return;
     this.#done = true;
+    this.cx.live.delete(this);
     this.#tail.release();
     this.#abort?.();
   }
@@ -115,6 +148,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     if (this.#done) return false;
     this.#headSeen = true;
+    this.progress++;
     this.#resume = resume;
     this.#status = status;
     const ex = this.ex;
@@ -134,6 +168,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
 
   onData(chunk: Buffer): boolean {
     if (this.#done) return true;
+    this.progress++;
     const ex = this.ex;
     const w = this.#watch;
     // After the head went out (with the first chunk), HTTP/1.1 chunks are framed on the socket here.
@@ -156,6 +191,7 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
   onComplete(): void {
     if (this.#done) return;
     this.#done = true;
+    this.cx.live.delete(this);
     const ex = this.ex;
     const u = this.#tail.usage();
     this.#tail.release();
@@ -178,15 +214,22 @@ class Leg implements Dispatcher.DispatchHandler, Abortable {
     ) {
       // The endpoint closed an idle pooled socket as the request went out: once more.
       this.#done = true;
+      this.cx.live.delete(this);
       new Leg(ex, this.target, this.cx, true).start();
       return;
     }
-    this.#fail(ex.res.headersSent ? 'mid_body' : 'before_head');
+    this.#fail(isBackendTimeout(err) ? 'timeout' : ex.res.headersSent ? 'mid_body' : 'before_head');
+  }
+
+  /** The endpoint was declared dead while this leg was silent. */
+  cut(): void {
+    this.#fail('endpoint_down');
   }
 
   #fail(kind: LegFailure): void {
     if (this.#done) return;
     this.#done = true;
+    this.cx.live.delete(this);
     this.#tail.release();
     this.#abort?.();
     this.cx.owner.legFailed(this.ex, this.target, kind);

@@ -18,7 +18,9 @@ import type {
   Refusal,
   Ticket,
 } from '../gate/index.js';
+import { markDeny } from './audit.js';
 import type { BackendPools } from './backend-pools.js';
+import type { BodyBudget } from './body-budget.js';
 import type { AuthResult } from './credentials.js';
 import type { DecisionRecord, DecisionSink, LogOutcome } from './decision-log.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
@@ -26,6 +28,7 @@ import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target 
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import { jsonDepthExceeds } from './json-bounds.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
+import { LiveLegs } from './live-legs.js';
 import { decodeBody, runPrefill } from './pd.js';
 import { watchSocket } from './socket-watch.js';
 
@@ -78,6 +81,10 @@ export interface HandlerDeps {
   maxBodyBytes: number;
   /** Deepest nesting of arrays and objects in a JSON body the proxy parses (P/D requests); deeper: 400. */
   maxJsonDepth: number;
+  /** Longest silence of a request body being read, in ms (408 body_timeout); 0: none. */
+  bodyTimeoutMs: number;
+  /** The process-wide bytes of bodies read before their decision. */
+  bodyBudget: BodyBudget;
   /** Called with every finished exchange's record. */
   onRecord?(r: DecisionRecord): void;
   /** Told of an error that escaped an exchange's code (that exchange was failed 500). @default a line on stderr */
@@ -107,7 +114,18 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     public dialect: Dialect,
     readonly deps: HandlerDeps,
   ) {
-    this.#legs = { pools: deps.pools, maxBodyBytes: deps.maxBodyBytes, owner: this };
+    this.#legs = {
+      pools: deps.pools,
+      maxBodyBytes: deps.maxBodyBytes,
+      bodyTimeoutMs: deps.bodyTimeoutMs,
+      owner: this,
+      live: new LiveLegs(),
+    };
+  }
+
+  /** `endpointId` was declared dead: its legs that stay silent for `quietMs` are cut. */
+  cutQuietLegs(endpointId: string, quietMs: number): void {
+    this.#legs.live.cutQuiet(endpointId, quietMs);
   }
 
   /** Entry point for a request of either protocol. */
@@ -165,6 +183,10 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       return;
     }
     if (ex.inference && len !== null && len > 0 && len <= d.bufferBodyBytes) {
+      if (!d.bodyBudget.take(ex, len)) {
+        this.#reject(ex, 503, 'proxy_body_memory_full', 'shed', { 'Retry-After': '1' });
+        return;
+      }
       this.#readBody(ex);
       return;
     }
@@ -175,10 +197,26 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   #readBody(ex: Exchange): void {
     const chunks: Buffer[] = [];
-    ex.req.on('data', (c: Buffer) => chunks.push(c));
+    const ms = this.deps.bodyTimeoutMs;
+    // A body silent for `ms` is answered 408 and its connection closed.
+    const timer =
+      ms > 0
+        ? setTimeout(() => {
+            if (!ex.gone && ex.life.phase === 'reading') this.#reject(ex, 408, 'body_timeout', 'failed', {});
+          }, ms).unref()
+        : null;
+    ex.res.once('close', () => {
+      if (timer !== null) clearTimeout(timer);
+    });
+    ex.req.on('data', (c: Buffer) => {
+      timer?.refresh();
+      chunks.push(c);
+    });
     ex.req.on('error', () => {});
     ex.req.on('end', () =>
       this.#guard(ex, () => {
+        if (timer !== null) clearTimeout(timer);
+        this.deps.bodyBudget.give(ex);
         // After an h2 reset the request's end may come after the response's close: nothing to decide.
         if (!ex.life.bodyRead()) return;
         ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
@@ -303,6 +341,15 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     } catch {
       // The report must not stop the exchange from being failed.
     }
+  }
+
+  /** Refuses before the gate (decision `rejected`, reason and error `code`), closing the connection. */
+  #reject(ex: Exchange, status: number, code: string, outcome: LogOutcome, headers: HeaderMap): void {
+    this.deps.bodyBudget.give(ex);
+    ex.decision = 'rejected';
+    ex.reason = code;
+    ex.error = code;
+    this.#answer(ex, status, { error: code }, outcome, { ...headers, Connection: 'close' });
   }
 
   #answer(ex: Exchange, status: number, body: unknown, outcome: LogOutcome, headers: HeaderMap): void {
@@ -433,15 +480,18 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   legFailed(ex: Exchange, target: Target, kind: LegFailure): void {
     ex.release();
-    // A leg cut because the client left says nothing about the endpoint's health.
-    if (kind !== 'body_too_large' && !ex.gone) this.deps.legs?.legFailed(this.dialect.service, target.id);
+    // A leg cut because the client left says nothing about the endpoint's health
+    // (nor one cut because its breaker is already open).
+    if (kind !== 'body_too_large' && kind !== 'body_timeout' && kind !== 'endpoint_down' && !ex.gone) {
+      this.deps.legs?.legFailed(this.dialect.service, target.id);
+    }
+    const f = LEG_FAILURES[kind];
     ex.outcome = 'failed';
-    ex.reason = kind === 'body_too_large' ? 'body_too_large' : 'backend_error';
+    ex.reason = f.reason;
     if (ex.gone) return;
     if (!ex.res.headersSent) {
-      const status = kind === 'body_too_large' ? 413 : 502;
-      ex.error = kind === 'body_too_large' ? 'body_too_large' : 'backend_unavailable';
-      sendJson(ex.res, ex.protocol, status, { error: ex.error }, { Connection: 'close' });
+      ex.error = f.error;
+      sendJson(ex.res, ex.protocol, f.status, { error: ex.error }, { Connection: 'close' });
     } else {
       ex.res.destroy();
     }
@@ -452,8 +502,10 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   #record(ex: Exchange, outcome: LogOutcome, status: number): void {
+    this.deps.bodyBudget.give(ex);
     const r = ex.finish(outcome, status, this.deps.clock.now());
     if (r === null) return;
+    markDeny(r, ex.body);
     this.deps.log?.write(r);
     this.deps.onRecord?.(r);
   }
@@ -471,6 +523,16 @@ export function internalErrorLine(err: unknown, service: string, req: AnyRequest
     stack: e.stack ?? null,
   })}`;
 }
+
+/** What the client is told, and the log says, for each way a leg fails before its head. */
+const LEG_FAILURES: Record<LegFailure, { status: number; error: string; reason: string }> = {
+  before_head: { status: 502, error: 'backend_unavailable', reason: 'backend_error' },
+  mid_body: { status: 502, error: 'backend_unavailable', reason: 'backend_error' },
+  timeout: { status: 504, error: 'backend_timeout', reason: 'backend_timeout' },
+  endpoint_down: { status: 502, error: 'backend_unavailable', reason: 'endpoint_down' },
+  body_timeout: { status: 408, error: 'body_timeout', reason: 'body_timeout' },
+  body_too_large: { status: 413, error: 'body_too_large', reason: 'body_too_large' },
+};
 
 function endedWithHeaders(req: AnyRequest): boolean {
   return 'stream' in req ? (req.stream as { endAfterHeaders?: boolean }).endAfterHeaders === true : false;

@@ -16,16 +16,24 @@ export type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 /** A response to either protocol. */
 export type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
 
-/** Client-side faults seen before a request reached the handler. */
-export type ClientFault = 'malformed' | 'headers_too_large' | 'headers_timeout' | 'reset';
+/**
+ * Client-side faults seen before a request reached the handler
+ * (`idle_timeout`: an h2c session without open streams past the keep-alive
+ * idle time).
+ */
+export type ClientFault = 'malformed' | 'headers_too_large' | 'headers_timeout' | 'reset' | 'idle_timeout';
 
 export interface ListenerOptions {
   host: string;
   port: number;
   valve: AcceptValve;
-  /** Longest time a client may take to send a request head (slowloris bound), in ms. */
+  /**
+   * Longest time a client may take to send a request head (slowloris bound),
+   * in ms; a new connection must also show its protocol (a request line or
+   * the whole h2c preface) within it.
+   */
   headersTimeoutMs: number;
-  /** Idle keep-alive connections close after this many ms. */
+  /** Idle keep-alive connections, and h2c sessions without an open stream, close after this many ms. */
   keepAliveTimeoutMs: number;
   /** Largest request head, in bytes. */
   maxHeaderBytes: number;
@@ -68,6 +76,7 @@ export class ServiceListener {
       s.on('error', () => {});
       s.on('close', () => this.#sessions.delete(s));
       if (this.#closed) s.close();
+      else this.#watchIdle(s);
     });
     this.#h2.on('sessionError', () => {});
     this.#net = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => this.#accept(socket));
@@ -108,13 +117,50 @@ export class ServiceListener {
     this.#o.valve.admit(socket, () => this.#sniff(socket));
   }
 
+  /**
+   * Closes `s` once it has had no open stream for the keep-alive idle time
+   * (a session that never completes a request head, e.g. HEADERS without
+   * END_HEADERS, has none): GOAWAY first, destroyed if still open a head
+   * timeout later.
+   */
+  #watchIdle(s: http2.ServerHttp2Session): void {
+    const ms = this.#o.keepAliveTimeoutMs;
+    let open = 0;
+    const onIdle = (): void => {
+      if (s.destroyed) return;
+      this.#o.onFault('idle_timeout');
+      s.close();
+      setTimeout(() => s.destroy(), Math.min(this.#o.headersTimeoutMs, ms)).unref();
+    };
+    let timer: NodeJS.Timeout | null = setTimeout(onIdle, ms).unref();
+    s.on('stream', (st: http2.ServerHttp2Stream) => {
+      open++;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      st.once('close', () => {
+        if (--open === 0 && !s.destroyed) timer = setTimeout(onIdle, ms).unref();
+      });
+    });
+    s.once('close', () => {
+      if (timer !== null) clearTimeout(timer);
+    });
+  }
+
   #sniff(socket: net.Socket): void {
     let buf: Buffer = Buffer.alloc(0);
+    // No protocol shown within the head time limit (silent, or a partial preface): closed.
+    const timer = setTimeout(() => {
+      socket.off('data', onData);
+      this.#o.onFault('headers_timeout');
+      socket.destroy();
+    }, this.#o.headersTimeoutMs).unref();
+    socket.once('close', () => clearTimeout(timer));
     const onData = (c: Buffer): void => {
       buf = buf.length === 0 ? c : Buffer.concat([buf, c]);
       const n = Math.min(buf.length, PREFACE.length);
       const h2 = buf.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (h2 && buf.length < PREFACE.length) return;
+      clearTimeout(timer);
       socket.off('data', onData);
       socket.pause();
       socket.unshift(buf);

@@ -6,7 +6,7 @@
  */
 import type { Family } from '../gate/index.js';
 import type { AcceptValve } from './accept-valve.js';
-import type { DecisionRecord } from './decision-log.js';
+import type { DecisionRecord, DecisionSink } from './decision-log.js';
 import type { ClientFault } from './listener.js';
 
 /** Counters the proxy keeps beside the gate's. */
@@ -16,6 +16,7 @@ export class ProxyCounters {
     headers_too_large: 0,
     headers_timeout: 0,
     reset: 0,
+    idle_timeout: 0,
   };
   /** Errors that escaped an exchange's code (each failed that exchange alone, 500 `internal_error`). */
   internalErrors = 0;
@@ -84,4 +85,18 @@ export function counterFamilies(c: ProxyCounters): Family[] {
     samples: [{ name: 'loxilb_proxy_internal_errors_total', labels: {}, value: c.internalErrors }],
   };
   return [faults, outcomes, internal];
+}
+
+/** The decision log's families (none without a log). */
+export function decisionLogFamilies(log: DecisionSink | null): Family[] {
+  if (log === null) return [];
+  const name = 'decision_log_dropped_total';
+  return [
+    {
+      name,
+      type: 'counter',
+      help: 'Decision records dropped because the log file did not keep up (or failed).',
+      samples: [{ name, labels: {}, value: log.dropped }],
+    },
+  ];
 }

@@ -19,7 +19,7 @@ export interface MonitorOptions {
   healthIntervalMs: number;
   /** @default '/health' */
   healthPath: string;
-  /** Time limit of a scrape or probe, in ms. @default 2000 */
+  /** Deadline of a scrape or probe, first byte sent to last byte received, in ms; a late one fails. @default 2000 */
   probeTimeoutMs: number;
   /** Consecutive failures that open the breaker. @default 3 */
   breakerFailures: number;
@@ -79,8 +79,19 @@ export class EndpointMonitor implements LegObserver {
   #eps = new Map<string, EpState>();
   readonly #timers: NodeJS.Timeout[] = [];
 
-  constructor(sink: HealthSink, o: Partial<MonitorOptions> = {}) {
+  readonly #onOpen: (key: string, endpointId: string) => void;
+
+  /**
+   * @param onOpen told when an endpoint's breaker opens (its silent legs are
+   *   then cut), with the rule key and the endpoint
+   */
+  constructor(
+    sink: HealthSink,
+    o: Partial<MonitorOptions> = {},
+    onOpen: (key: string, endpointId: string) => void = () => {},
+  ) {
     this.#sink = sink;
+    this.#onOpen = onOpen;
     this.#o = { ...DEFAULT_MONITOR, ...o };
     if (this.#o.scrapeIntervalMs > 0) this.#every(this.#o.scrapeIntervalMs, () => this.scrapeAll());
     if (this.#o.healthIntervalMs > 0) this.#every(this.#o.healthIntervalMs, () => this.probeAll());
@@ -124,6 +135,11 @@ export class EndpointMonitor implements LegObserver {
     this.#eps = next;
   }
 
+  /** Time limit of a scrape or probe, in ms (also the quiet time after which a dead endpoint's legs are cut). */
+  get probeTimeoutMs(): number {
+    return this.#o.probeTimeoutMs;
+  }
+
   /** True unless the endpoint's breaker is open. */
   usable(service: string, endpointId: string): boolean {
     return this.#eps.get(`${service}|${endpointId}`)?.open !== true;
@@ -148,6 +164,7 @@ export class EndpointMonitor implements LegObserver {
     s.opens++;
     s.openedAt = Date.now();
     this.#sink.setEndpointHealth(s.rule.key, s.id, false);
+    this.#onOpen(s.rule.key, s.id);
     if (this.#o.healthIntervalMs <= 0 || !s.rule.gated) {
       // No probe will vouch for it: half-open after the open time, and one more failure re-opens it.
       const t = setTimeout(() => {
@@ -208,27 +225,35 @@ export class EndpointMonitor implements LegObserver {
     }
   }
 
+  /**
+   * GETs `path` of the endpoint within `probeTimeoutMs` from start to last
+   * byte (a response that trickles counts as failed when the deadline passes;
+   * the socket is destroyed), then calls `done` once.
+   */
   #get(s: EpState, path: string, done: (status: number, body: string | null) => void): void {
     let finished = false;
     const end = (status: number, body: string | null): void => {
       if (finished) return;
       finished = true;
+      clearTimeout(deadline);
       done(status, body);
     };
-    const req = http.get(
-      { host: s.host, port: s.port, path, agent: this.#agent, timeout: this.#o.probeTimeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size <= 8 * 1024 * 1024) chunks.push(c);
-        });
-        res.on('end', () => end(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
-        res.on('error', () => end(0, null));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
+    const deadline = setTimeout(() => {
+      end(0, null);
+      req.destroy(new Error('deadline'));
+    }, this.#o.probeTimeoutMs);
+    deadline.unref();
+    const req = http.get({ host: s.host, port: s.port, path, agent: this.#agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= 8 * 1024 * 1024) chunks.push(c);
+      });
+      res.on('end', () => end(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
+      res.on('error', () => end(0, null));
+      res.on('close', () => end(0, null));
+    });
     req.on('error', () => end(0, null));
   }
 

@@ -16,14 +16,16 @@ import {
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
-import { BackendPools } from './backend-pools.js';
+import { AuditLog, type AuditOptions } from './audit.js';
+import { BackendPools, type BackendTimeouts } from './backend-pools.js';
+import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
 import type { CredentialOptions } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
 import { exchangeHost, internalErrorLine, RequestHandler } from './handler.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './json-bounds.js';
 import { ServiceListener } from './listener.js';
-import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
 import { RuleDialect } from './rule-dialect.js';
 
@@ -43,6 +45,13 @@ export interface ClientLimits {
   checkIntervalMs: number;
   /** Deepest nesting of a JSON body the proxy parses (P/D requests); deeper is refused 400 `json_too_deep`. @default 128 */
   maxJsonDepth: number;
+  /** Longest silence of a request body being read, in ms (408 body_timeout); 0: none. @default 30000 */
+  bodyTimeoutMs: number;
+  /**
+   * Most bytes of request bodies being read before the decision, process-wide;
+   * past it 503 proxy_body_memory_full. 0: no bound. @default 256 MiB
+   */
+  bodyMemoryBytes: number;
 }
 
 export const DEFAULT_LIMITS: ClientLimits = {
@@ -53,6 +62,8 @@ export const DEFAULT_LIMITS: ClientLimits = {
   maxHeaderBytes: 16 * 1024,
   checkIntervalMs: 1_000,
   maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+  bodyTimeoutMs: 30_000,
+  bodyMemoryBytes: 256 * 1024 * 1024,
 };
 
 export interface ProxyOptions {
@@ -67,6 +78,10 @@ export interface ProxyOptions {
   credentials?: CredentialOptions;
   monitor?: Partial<MonitorOptions>;
   limits?: Partial<ClientLimits>;
+  /** Time limits of backend requests. */
+  backend?: Partial<BackendTimeouts>;
+  /** The rate-limited sec.ai.deny lines (stderr by default). */
+  audit?: AuditOptions;
   /** Writes warnings (apply warnings, env warnings). @default stderr */
   warn?: (line: string) => void;
   /**
@@ -93,7 +108,11 @@ export class LoxiProxy implements Controller {
   readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
+  /** The sec.ai.deny lines on stderr. */
+  readonly audit: AuditLog;
   readonly limits: ClientLimits;
+  /** Bytes of request bodies being read before their decision. */
+  readonly bodyBudget: BodyBudget;
   readonly #services = new Map<string, Service>();
   readonly #o: ProxyOptions;
   readonly #admin: AdminServer;
@@ -113,9 +132,13 @@ export class LoxiProxy implements Controller {
     const warn = o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
     for (const w of this.gate.envWarnings) warn(`sluice proxy: ${JSON.stringify(w)}`);
     this.valve = AcceptValve.fromEnv(env);
-    this.pools = new BackendPools(this.valve);
-    this.monitor = new EndpointMonitor(this.gate, o.monitor);
+    this.pools = new BackendPools(this.valve, o.backend);
+    this.monitor = new EndpointMonitor(this.gate, o.monitor, (key, id) =>
+      this.#services.get(key)?.handler.cutQuietLegs(id, this.monitor.probeTimeoutMs),
+    );
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.bodyBudget = new BodyBudget(this.limits.bodyMemoryBytes);
+    this.audit = new AuditLog(o.audit);
     this.#admin = new AdminServer(this, {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
@@ -211,7 +234,12 @@ export class LoxiProxy implements Controller {
       bufferBodyBytes: this.limits.bufferBodyBytes,
       maxBodyBytes: this.limits.maxBodyBytes,
       maxJsonDepth: this.limits.maxJsonDepth,
-      onRecord: (r: Parameters<ProxyCounters['record']>[0]) => this.counters.record(r),
+      bodyTimeoutMs: this.limits.bodyTimeoutMs,
+      bodyBudget: this.bodyBudget,
+      onRecord: (r: Parameters<ProxyCounters['record']>[0]) => {
+        this.counters.record(r);
+        this.audit.record(r);
+      },
       onInternalError: (err: unknown, service: string, req: Parameters<typeof internalErrorLine>[2]) => {
         this.counters.internalErrors++;
         (this.#o.warn ?? ((l: string) => process.stderr.write(`${l}\n`)))(
@@ -275,6 +303,7 @@ export class LoxiProxy implements Controller {
       ...valveFamilies(this.valve),
       ...this.monitor.collect(),
       ...counterFamilies(this.counters),
+      ...decisionLogFamilies(this.#o.decisionLog ?? null),
     ]);
   }
 
@@ -290,6 +319,7 @@ export class LoxiProxy implements Controller {
     this.#services.clear();
     await this.#admin.close();
     this.monitor.dispose();
+    this.audit.dispose();
     this.gate.dispose();
     this.clock.dispose();
     await this.pools.destroy();

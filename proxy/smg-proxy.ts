@@ -18,7 +18,9 @@ import {
   type Ticket,
 } from '../gate/index.js';
 import { AcceptValve } from './accept-valve.js';
-import { BackendPools } from './backend-pools.js';
+import { AuditLog, type AuditOptions } from './audit.js';
+import { BackendPools, type BackendTimeouts } from './backend-pools.js';
+import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
 import type { DecisionSink } from './decision-log.js';
 import type { Exchange } from './exchange.js';
@@ -31,7 +33,7 @@ import {
   RequestHandler,
 } from './handler.js';
 import { type AnyRequest, type AnyResponse, ServiceListener } from './listener.js';
-import { counterFamilies, ProxyCounters, valveFamilies } from './metrics.js';
+import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
 import { type ClientLimits, DEFAULT_LIMITS } from './proxy.js';
 
@@ -46,6 +48,10 @@ export interface SmgProxyOptions {
   decisionLog?: DecisionSink | null;
   monitor?: Partial<MonitorOptions>;
   limits?: Partial<ClientLimits>;
+  /** Time limits of backend requests. */
+  backend?: Partial<BackendTimeouts>;
+  /** The rate-limited sec.ai.deny lines (stderr by default). */
+  audit?: AuditOptions;
   /** Clock ms per real ms of the gate's clock (see `ProxyOptions.timeScale`). @default 1 */
   timeScale?: number;
 }
@@ -136,6 +142,8 @@ export class SmgProxy {
   readonly pools: BackendPools;
   readonly monitor: EndpointMonitor;
   readonly counters = new ProxyCounters();
+  /** The sec.ai.deny lines on stderr. */
+  readonly audit: AuditLog;
   readonly listener: ServiceListener;
   readonly #log: DecisionSink | null;
 
@@ -145,12 +153,15 @@ export class SmgProxy {
     this.clock = new RealClock(o.timeScale ?? 1);
     this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
-    this.pools = new BackendPools(this.valve);
+    this.pools = new BackendPools(this.valve, o.backend);
     this.#log = o.decisionLog ?? null;
+    this.audit = new AuditLog(o.audit);
+    const ref: { handler: RequestHandler | null } = { handler: null };
     // SMG has no gate-side endpoint state: health goes to the breaker only.
     this.monitor = new EndpointMonitor(
       { reportEngine: () => true, setEndpointHealth: () => true },
       { ...o.monitor, scrapeIntervalMs: 0 },
+      (_key, id) => ref.handler?.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
     const limits = { ...DEFAULT_LIMITS, ...o.limits };
@@ -164,12 +175,18 @@ export class SmgProxy {
       bufferBodyBytes: 0,
       maxBodyBytes: limits.maxBodyBytes,
       maxJsonDepth: limits.maxJsonDepth,
-      onRecord: (r) => this.counters.record(r),
+      bodyTimeoutMs: limits.bodyTimeoutMs,
+      bodyBudget: new BodyBudget(limits.bodyMemoryBytes),
+      onRecord: (r) => {
+        this.counters.record(r);
+        this.audit.record(r);
+      },
       onInternalError: (err, service, req) => {
         this.counters.internalErrors++;
         process.stderr.write(`${internalErrorLine(err, service, req)}\n`);
       },
     });
+    ref.handler = handler;
     this.listener = new ServiceListener({
       host: o.host ?? '127.0.0.1',
       port: o.port ?? 30000,
@@ -194,12 +211,14 @@ export class SmgProxy {
       ...valveFamilies(this.valve),
       ...this.monitor.collect(),
       ...counterFamilies(this.counters),
+      ...decisionLogFamilies(this.#log),
     ]);
   }
 
   async close(graceMs = 0): Promise<void> {
     await this.listener.close(graceMs);
     this.monitor.dispose();
+    this.audit.dispose();
     this.smg.dispose();
     this.clock.dispose();
     await this.pools.destroy();

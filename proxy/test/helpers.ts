@@ -415,6 +415,8 @@ export async function startProxy(o: ProxyOptions = {}): Promise<LoxiProxy> {
     adminPort: 0,
     env: {},
     warn: () => {},
+    // No sec.ai.deny lines on the test output unless a test asks for them.
+    audit: { perSecond: 0 },
     monitor: { healthIntervalMs: 0, scrapeIntervalMs: 0, ...o.monitor },
     ...o,
   });

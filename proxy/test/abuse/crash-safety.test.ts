@@ -12,6 +12,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { collect, Gate, parseRule, renderPrometheus } from '../../../gate/index.js';
 import { AcceptValve } from '../../accept-valve.js';
 import { BackendPools } from '../../backend-pools.js';
+import { BodyBudget } from '../../body-budget.js';
 import { RealClock } from '../../clock.js';
 import { installCrashGuard } from '../../crash-guard.js';
 import { exchangeHost, RequestHandler } from '../../handler.js';
@@ -60,6 +61,8 @@ async function rig(r: ReturnType<typeof rule> | Record<string, unknown>): Promis
     bufferBodyBytes: 64 * 1024,
     maxBodyBytes: 1024 * 1024,
     maxJsonDepth: 64,
+    bodyTimeoutMs: 30_000,
+    bodyBudget: new BodyBudget(0),
     onInternalError: (err) => errors.push(err),
   });
   const listener = new ServiceListener({
