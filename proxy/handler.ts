@@ -23,7 +23,9 @@ import { Exchange, type ExchangeOwner } from './exchange.js';
 import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target } from './forward.js';
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
+import { openAiError } from './openai-error.js';
 import { decodeBody, runPrefill } from './pd.js';
+import { normaliseTarget } from './request-target.js';
 
 /** A refusal as the dialect answers it. */
 export interface RefusalResponse {
@@ -101,12 +103,23 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   /** Entry point for a request of either protocol. */
   handle(req: AnyRequest, res: AnyResponse, protocol: 'http1' | 'h2'): void {
-    if (this.dialect.local?.(req, res)) return;
+    // One normalised target for every decision below and for the backend leg.
+    const target = normaliseTarget(req.url ?? '/');
+    if (target.ok) req.url = target.target;
+    if (target.ok && this.dialect.local?.(req, res)) return;
     const d = this.deps;
     const ex = new Exchange(req, res, protocol, this.dialect.service, d.clock.now());
     ex.owner = this;
     res.on('close', () => this.#closed(ex));
     res.on('finish', () => this.#finished(ex));
+    if (!target.ok) {
+      ex.decision = 'rejected';
+      ex.reason = ex.error = 'invalid_request_target';
+      this.#answer(ex, 400, openAiError(target.message, 'invalid_request_error', ex.error), 'failed', {
+        Connection: 'close',
+      });
+      return;
+    }
     const path = ex.path;
     ex.inference = this.dialect.isInference(path);
     const auth = this.dialect.authenticate(path, req.headers);
@@ -114,7 +127,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       ex.decision = 'unauthorized';
       ex.reason = 'unauthorized';
       ex.error = 'unauthorized';
-      this.#answer(ex, 401, { error: 'unauthorized', message: auth.message }, 'shed', {
+      this.#answer(ex, 401, openAiError(auth.message, 'invalid_request_error', 'unauthorized'), 'shed', {
         'WWW-Authenticate': 'Bearer',
         ...(declaredLength(req.headers, protocol, endedWithHeaders(req)) === 0
           ? {}

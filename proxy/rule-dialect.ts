@@ -1,6 +1,6 @@
 /**
- * The Dialect of a loxilb rule service: inference routes by the gate's path
- * table, decisions by the shared Gate under the rule's key, refusals as the
+ * The Dialect of a loxilb rule service: gated paths and credentialed paths
+ * by `route-policy.ts`, decisions by the shared Gate under the rule's key, refusals as the
  * spec's table, credentials by the rule's api_key_auth policy, and a
  * smooth round-robin over the rule's endpoints for requests the gate does
  * not place (an ungated rule).
@@ -8,7 +8,6 @@
 import {
   endpointId,
   type Gate,
-  isInferencePath,
   type ParsedRule,
   type Refusal,
   refusalBody,
@@ -19,6 +18,7 @@ import { type AuthPolicy, authenticate, type CredentialOptions, rulePolicy } fro
 import type { Exchange } from './exchange.js';
 import type { Target } from './forward.js';
 import type { Dialect, RefusalResponse } from './handler.js';
+import { isGatedPath, needsCredential } from './route-policy.js';
 
 /** Whether an endpoint may take traffic outside the gate (its breaker is closed). */
 export type UsableFn = (service: string, endpointId: string) => boolean;
@@ -67,13 +67,14 @@ export class RuleDialect implements Dialect {
     this.pd = parsed.aiGateway && parsed.base.pd_disagg_mode === true;
   }
 
+  /** Gated unless known not to be inference (`route-policy.ts`), on the normalised path. */
   isInference(path: string): boolean {
-    return isInferencePath(path);
+    return isGatedPath(path);
   }
 
-  /** Inference routes and every `/v1/` route need the policy's credential. */
+  /** Every path but a health probe needs the policy's credential. */
   authenticate(path: string, headers: Exchange['req']['headers']) {
-    if (this.#policy === 'disabled' || (!this.isInference(path) && !path.startsWith('/v1/'))) {
+    if (this.#policy === 'disabled' || !needsCredential(path)) {
       return { ok: true as const, tenant: undefined };
     }
     return authenticate(this.#policy, headers, this.creds);
