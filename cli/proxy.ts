@@ -20,6 +20,7 @@ interface ProxyFlags {
   config?: string;
   admin: string;
   adminTokenFile?: string;
+  adminHostName: string[];
   decisionLog?: string;
   apiKeys?: string;
   jwtSecretFile?: string;
@@ -75,6 +76,12 @@ export function proxyCommand(): Command {
     .option('--config <file>', 'rules to start with: the JSON of GET /netlox/v1/config/loadbalancer/all')
     .option('--admin <host:port>', 'management API and /metrics listener', '127.0.0.1:11111')
     .option('--admin-token-file <file>', 'require "Authorization: Bearer <token>" on the management API')
+    .option(
+      '--admin-host-name <name>',
+      'a Host name the management API answers to besides its address (repeatable; DNS-rebinding protection)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
     .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
     .option('--jwt-secret-file <file>', 'HS256 secret for JWT credentials')
@@ -192,6 +199,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
     adminHost: admin.host,
     adminPort: admin.port,
     ...(token === undefined ? {} : { adminToken: token }),
+    adminHostNames: f.adminHostName,
     decisionLog: log,
     credentials: {
       ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),

@@ -8,11 +8,14 @@
  * - `GET    /metrics` Prometheus text exposition
  *
  * With a token every route needs `Authorization: Bearer <token>`. Invalid
- * input is answered 400 with a JSON body naming the field.
+ * input is answered 400 with a JSON body naming the field. A `Host` that is
+ * not the listener, a cross-origin `Origin` (403) and a body that is not
+ * `application/json` (415) are refused first (`admin-guard.ts`).
  */
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { type ApplyResult, isGateError, type MaintenanceView, type RuleView } from '../gate/index.js';
+import { type AdminAddress, hostAllowed, isJsonContentType, originAllowed } from './admin-guard.js';
 
 /** What the admin API drives. */
 export interface Controller {
@@ -47,6 +50,8 @@ export interface AdminOptions {
   port: number;
   /** Bearer token; undefined leaves the API open. */
   token?: string;
+  /** Host names (besides the listener's address) requests may name in `Host`. @default [] */
+  hostNames?: readonly string[];
 }
 
 /** The admin HTTP server. */
@@ -96,7 +101,36 @@ export class AdminServer {
     return got.length === this.#token.length && timingSafeEqual(got, this.#token);
   }
 
+  #address(): AdminAddress {
+    const a = this.#server.address();
+    const bound = typeof a === 'object' && a !== null ? a : { address: this.o.host, port: this.o.port };
+    return {
+      address: bound.address,
+      port: bound.port,
+      configured: this.o.host,
+      names: (this.o.hostNames ?? []).map((n) => n.toLowerCase()),
+    };
+  }
+
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!hostAllowed(req.headers.host, this.#address())) {
+      send(res, 403, {
+        code: 403,
+        error: 'SLUICE_E_ADMIN_HOST',
+        field: 'Host',
+        message: `Host ${JSON.stringify(req.headers.host ?? '')} is not this admin listener (allow a name with --admin-host-name)`,
+      });
+      return;
+    }
+    if (!originAllowed(req.headers.origin, req.headers.host)) {
+      send(res, 403, {
+        code: 403,
+        error: 'SLUICE_E_ADMIN_ORIGIN',
+        field: 'Origin',
+        message: 'cross-origin requests are refused',
+      });
+      return;
+    }
     if (!this.#authorized(req)) {
       send(
         res,
@@ -229,6 +263,20 @@ function sendError(res: http.ServerResponse, err: unknown): void {
 
 /** Reads and parses a JSON body; answers 400/413 itself and returns undefined on failure. */
 async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    send(
+      res,
+      415,
+      {
+        code: 415,
+        error: 'SLUICE_E_CONTENT_TYPE',
+        field: 'Content-Type',
+        message: `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is refused: expected application/json`,
+      },
+      { Connection: 'close' },
+    );
+    return undefined;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {

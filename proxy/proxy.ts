@@ -57,6 +57,8 @@ export interface ProxyOptions {
   adminPort?: number;
   /** Bearer token of the admin API. */
   adminToken?: string;
+  /** Host names, besides the admin listener's address, the admin API answers to. @default [] */
+  adminHostNames?: readonly string[];
   /** Process environment (LLB_FC_*, LLB_PD_MAX_TOTAL_INFLIGHT). @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
   decisionLog?: DecisionSink | null;
@@ -116,6 +118,7 @@ export class LoxiProxy implements Controller {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
       ...(o.adminToken === undefined ? {} : { token: o.adminToken }),
+      hostNames: o.adminHostNames ?? [],
     });
   }
 
