@@ -21,6 +21,7 @@ interface ProxyFlags {
   admin: string;
   adminTokenFile?: string;
   adminHostName: string[];
+  adminMaxJsonDepth: number;
   decisionLog?: string;
   apiKeys?: string;
   jwtSecretFile?: string;
@@ -81,6 +82,12 @@ export function proxyCommand(): Command {
       'a Host name the management API answers to besides its address (repeatable; DNS-rebinding protection)',
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
+    )
+    .option(
+      '--admin-max-json-depth <n>',
+      'deepest JSON nesting of a management API body (deeper: 400 SLUICE_E_JSON_DEPTH)',
+      intArg('--admin-max-json-depth', 4, 1000),
+      32,
     )
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
     .option('--api-keys <file>', 'API keys to tenant ids: {"keys": {"sk-...": "tenant-a"}}')
@@ -200,6 +207,7 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
     adminPort: admin.port,
     ...(token === undefined ? {} : { adminToken: token }),
     adminHostNames: f.adminHostName,
+    adminMaxJsonDepth: f.adminMaxJsonDepth,
     decisionLog: log,
     credentials: {
       ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),

@@ -16,6 +16,7 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { type ApplyResult, isGateError, type MaintenanceView, type RuleView } from '../gate/index.js';
 import { type AdminAddress, hostAllowed, isJsonContentType, originAllowed } from './admin-guard.js';
+import { nestsDeeperThan } from './json-depth.js';
 
 /** What the admin API drives. */
 export interface Controller {
@@ -42,6 +43,9 @@ export class AdminError extends Error {
 /** Largest request body the admin API reads, in bytes. */
 export const ADMIN_MAX_BODY = 1024 * 1024;
 
+/** Deepest nesting of a JSON body the admin API parses (a rule nests 4 levels). */
+export const ADMIN_MAX_JSON_DEPTH = 32;
+
 const DELETE_RE =
   /^\/netlox\/v1\/config\/loadbalancer\/externalipaddress\/([^/]+)\/port\/(\d+)\/protocol\/([a-z]+)\/?$/;
 
@@ -52,6 +56,8 @@ export interface AdminOptions {
   token?: string;
   /** Host names (besides the listener's address) requests may name in `Host`. @default [] */
   hostNames?: readonly string[];
+  /** Deepest JSON nesting of a body; deeper is 400 SLUICE_E_JSON_DEPTH. @default ADMIN_MAX_JSON_DEPTH */
+  maxJsonDepth?: number;
 }
 
 /** The admin HTTP server. */
@@ -144,6 +150,9 @@ export class AdminServer {
     }
     const url = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
+    if (/%(?![0-9A-Fa-f]{2})/.test(req.url ?? '')) {
+      return bad(res, 'SLUICE_E_URL', 'url', 'malformed percent-escape in the URL');
+    }
     if (url === '/metrics') {
       if (method !== 'GET') return notAllowed(res, 'GET');
       const text = this.ctl.metricsText();
@@ -158,7 +167,7 @@ export class AdminServer {
     }
     if (url === '/netlox/v1/config/loadbalancer') {
       if (method !== 'POST') return notAllowed(res, 'POST');
-      const body = await readJson(req, res);
+      const body = await this.#readJson(req, res);
       if (body === undefined) return;
       try {
         const r = await this.ctl.apply(body);
@@ -177,7 +186,9 @@ export class AdminServer {
     const del = DELETE_RE.exec(url);
     if (del) {
       if (method !== 'DELETE') return notAllowed(res, 'DELETE');
-      const key = `${decodeURIComponent(del[1]!)}:${del[2]}/${del[3]}`;
+      const ip = decodeOrNull(del[1]!);
+      if (ip === null) return bad(res, 'SLUICE_E_URL', 'url', 'malformed percent-escape in the URL');
+      const key = `${ip}:${del[2]}/${del[3]}`;
       try {
         await this.ctl.remove(key);
         send(res, 200, { code: 200, message: 'success', key });
@@ -192,7 +203,7 @@ export class AdminServer {
         return;
       }
       if (method !== 'PUT') return notAllowed(res, 'GET, PUT');
-      const body = await readJson(req, res);
+      const body = await this.#readJson(req, res);
       if (body === undefined) return;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return bad(res, 'SLUICE_E_FIELD_TYPE', 'body', 'expected a JSON object {"enabled": true|false}');
@@ -214,6 +225,18 @@ export class AdminServer {
       return;
     }
     send(res, 404, { code: 404, error: 'not_found', message: `no route ${method} ${url}` });
+  }
+
+  #readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+    return readJson(req, res, this.o.maxJsonDepth ?? ADMIN_MAX_JSON_DEPTH);
+  }
+}
+
+function decodeOrNull(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
   }
 }
 
@@ -262,7 +285,11 @@ function sendError(res: http.ServerResponse, err: unknown): void {
 }
 
 /** Reads and parses a JSON body; answers 400/413 itself and returns undefined on failure. */
-async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+async function readJson(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  maxDepth: number,
+): Promise<unknown> {
   if (!isJsonContentType(req.headers['content-type'])) {
     send(
       res,
@@ -295,6 +322,10 @@ async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Pr
     chunks.push(c as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
+  if (nestsDeeperThan(text, maxDepth)) {
+    bad(res, 'SLUICE_E_JSON_DEPTH', 'body', `body: JSON nested deeper than ${maxDepth} levels`);
+    return undefined;
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -59,6 +59,8 @@ export interface ProxyOptions {
   adminToken?: string;
   /** Host names, besides the admin listener's address, the admin API answers to. @default [] */
   adminHostNames?: readonly string[];
+  /** Deepest JSON nesting an admin body may have. @default 32 */
+  adminMaxJsonDepth?: number;
   /** Process environment (LLB_FC_*, LLB_PD_MAX_TOTAL_INFLIGHT). @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
   decisionLog?: DecisionSink | null;
@@ -119,6 +121,7 @@ export class LoxiProxy implements Controller {
       port: o.adminPort ?? 11111,
       ...(o.adminToken === undefined ? {} : { token: o.adminToken }),
       hostNames: o.adminHostNames ?? [],
+      ...(o.adminMaxJsonDepth === undefined ? {} : { maxJsonDepth: o.adminMaxJsonDepth }),
     });
   }
 
