@@ -12,7 +12,7 @@
  * not the listener, a cross-origin `Origin` (403) and a body that is not
  * `application/json` (415) are refused first (`admin-guard.ts`).
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { type ApplyResult, isGateError, type MaintenanceView, type RuleView } from '../gate/index.js';
 import { type AdminAddress, hostAllowed, isJsonContentType, originAllowed } from './admin-guard.js';
@@ -69,7 +69,7 @@ export class AdminServer {
     readonly ctl: Controller,
     readonly o: AdminOptions,
   ) {
-    this.#token = o.token === undefined ? null : Buffer.from(o.token);
+    this.#token = o.token === undefined ? null : digest(o.token);
     this.#server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
         send(res, 500, { code: 500, error: 'internal', message: String((err as Error)?.message ?? err) });
@@ -103,8 +103,8 @@ export class AdminServer {
     if (this.#token === null) return true;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return false;
-    const got = Buffer.from(m[1]!);
-    return got.length === this.#token.length && timingSafeEqual(got, this.#token);
+    // Digests of equal length: the comparison reveals neither the token nor its length.
+    return timingSafeEqual(digest(m[1]!), this.#token);
   }
 
   #address(): AdminAddress {
@@ -230,6 +230,10 @@ export class AdminServer {
   #readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
     return readJson(req, res, this.o.maxJsonDepth ?? ADMIN_MAX_JSON_DEPTH);
   }
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
 }
 
 function decodeOrNull(s: string): string | null {

@@ -9,6 +9,7 @@
  * (a JWT), `apikey-or-jwt` (either). Credentials are read from
  * `Authorization: Bearer <token>`, or `x-api-key: <key>` for API keys.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type JwtKeys, looksLikeJwt, publicKeyFromPem, verifyJwt } from './jwt.js';
 
@@ -81,6 +82,34 @@ export function credentialOf(headers: Readonly<Record<string, string | string[] 
   return null;
 }
 
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Each key file's keys by SHA-256 digest, built once per map. */
+const digestIndex = new WeakMap<
+  ReadonlyMap<string, string>,
+  Map<string, { digest: Buffer; tenant: string }>
+>();
+
+/**
+ * The tenant of an API key, found by the key's SHA-256 digest and confirmed
+ * with `timingSafeEqual`: the time taken depends on the digest only, never
+ * on how many leading characters of a real key the guess shares.
+ */
+function lookupKey(keys: ReadonlyMap<string, string>, token: string): string | undefined {
+  let index = digestIndex.get(keys);
+  if (index === undefined) {
+    index = new Map();
+    for (const [k, tenant] of keys) {
+      const digest = sha256(k);
+      index.set(digest.toString('hex'), { digest, tenant });
+    }
+    digestIndex.set(keys, index);
+  }
+  const got = sha256(token);
+  const hit = index.get(got.toString('hex'));
+  return hit !== undefined && timingSafeEqual(hit.digest, got) ? hit.tenant : undefined;
+}
+
 /** Resolves a request's tenant under `policy`, or says why it is unauthorized. */
 export function authenticate(
   policy: AuthPolicy,
@@ -108,7 +137,7 @@ export function authenticate(
     return { ok: false, message: `token has no ${o.tenantClaim ?? 'sub'} claim` };
   }
   if (allowKey && !asJwt) {
-    const tenant = o.apiKeys?.get(cred.token);
+    const tenant = o.apiKeys === undefined ? undefined : lookupKey(o.apiKeys, cred.token);
     if (tenant === undefined) return { ok: false, message: 'unknown API key' };
     return { ok: true, tenant };
   }
