@@ -28,6 +28,9 @@ interface ProxyFlags {
   jwtPublicKeyFile?: string;
   jwtTenantClaim: string;
   jwtLeewayS: number;
+  jwtAudience?: string;
+  jwtIssuer?: string;
+  jwtAllowNoExp?: boolean;
   scrapeIntervalMs: number;
   healthIntervalMs: number;
   healthPath: string;
@@ -100,6 +103,9 @@ export function proxyCommand(): Command {
       intArg('--jwt-leeway-s', 0, 3600),
       0,
     )
+    .option('--jwt-audience <aud>', 'a JWT must name this audience in "aud" (unchecked when unset)')
+    .option('--jwt-issuer <iss>', 'a JWT\'s "iss" must be this issuer (unchecked when unset)')
+    .option('--jwt-allow-no-exp', 'accept JWTs without "exp" (refused by default: they never expire)')
     .option(
       '--scrape-interval-ms <n>',
       'engine /metrics scrape period for adaptive rules',
@@ -200,6 +206,9 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
           ...(f.jwtSecretFile === undefined ? {} : { secretFile: f.jwtSecretFile }),
           ...(f.jwtPublicKeyFile === undefined ? {} : { publicKeyFile: f.jwtPublicKeyFile }),
           leewayS: f.jwtLeewayS,
+          ...(f.jwtAudience === undefined ? {} : { audience: f.jwtAudience }),
+          ...(f.jwtIssuer === undefined ? {} : { issuer: f.jwtIssuer }),
+          allowNoExp: f.jwtAllowNoExp === true,
         })
       : undefined;
   const proxy = new LoxiProxy({

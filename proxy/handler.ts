@@ -41,8 +41,8 @@ export interface Dialect {
   /** Service label of the log and metrics. */
   readonly service: string;
   isInference(path: string): boolean;
-  /** Checks the request's credential (401 before the gate when refused). */
-  authenticate(path: string, headers: AnyRequest['headers']): AuthResult;
+  /** Checks the request's credential (401 before the gate when refused); a JWT answers asynchronously. */
+  authenticate(path: string, headers: AnyRequest['headers']): AuthResult | Promise<AuthResult>;
   admit(req: AdmissionRequest, ex: Exchange): Decision;
   cancel(ticket: Ticket): void;
   refusal(r: Refusal): RefusalResponse;
@@ -123,6 +123,20 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     const path = ex.path;
     ex.inference = this.dialect.isInference(path);
     const auth = this.dialect.authenticate(path, req.headers);
+    if (auth instanceof Promise) {
+      // A JWT is verified asynchronously; the body waits unread, and a client that leaves meanwhile is recorded by #closed.
+      void auth.then((a) => {
+        if (!ex.gone) this.#authenticated(ex, a);
+      });
+      return;
+    }
+    this.#authenticated(ex, auth);
+  }
+
+  /** Continues a request once its credential is checked: 401, 413, body, decision. */
+  #authenticated(ex: Exchange, auth: AuthResult): void {
+    const { req, protocol } = ex;
+    const d = this.deps;
     if (!auth.ok) {
       ex.decision = 'unauthorized';
       ex.reason = 'unauthorized';
