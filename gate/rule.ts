@@ -99,7 +99,22 @@ const apiKeyAuth: Check = (v, where) => {
   if (o.mode === undefined)
     throw new GateError('SLUICE_E_FIELD_MISSING', `${where}.mode`, undefined, 'a mode');
   oneOf(...API_KEY_MODES)(o.mode, `${where}.mode`);
-  if (o.tenant_claim !== undefined) isString(o.tenant_claim, `${where}.tenant_claim`);
+  if (o.tenant_claim !== undefined) {
+    // Honoured or refused, never ignored: only a JWT carries claims, and only an enforcing mode names tenants.
+    isString(o.tenant_claim, `${where}.tenant_claim`);
+    if (o.tenant_claim === '') {
+      throw new GateError('SLUICE_E_FIELD_VALUE', `${where}.tenant_claim`, '', 'a claim name');
+    }
+    if (o.mode !== 'jwt' && o.mode !== 'apikey-or-jwt') {
+      throw new GateError(
+        'SLUICE_E_FIELD_VALUE',
+        `${where}.tenant_claim`,
+        o.tenant_claim,
+        'no tenant_claim unless mode is jwt or apikey-or-jwt',
+        `${where}.tenant_claim: refused with mode ${formatValue(o.mode)}: only a JWT under an enforcing mode names a tenant by claim`,
+      );
+    }
+  }
 };
 
 /** serviceArguments fields outside the gate that a rule may carry, with their checks. */

@@ -14,7 +14,13 @@ import {
   refusalHeaders,
   type Ticket,
 } from '../gate/index.js';
-import { type AuthPolicy, authenticate, type CredentialOptions, rulePolicy } from './credentials.js';
+import {
+  type AuthPolicy,
+  authenticate,
+  type CredentialOptions,
+  rulePolicy,
+  ruleTenantClaim,
+} from './credentials.js';
 import type { Exchange } from './exchange.js';
 import type { Target } from './forward.js';
 import type { Dialect, RefusalResponse } from './handler.js';
@@ -36,6 +42,8 @@ export class RuleDialect implements Dialect {
   #targets = new Map<string, Target>();
   #order: WeightedTarget[] = [];
   #policy: AuthPolicy = 'disabled';
+  /** The process credentials with this rule's tenant_claim, when it declares one. */
+  #creds: CredentialOptions;
 
   constructor(
     readonly gate: Gate,
@@ -46,6 +54,7 @@ export class RuleDialect implements Dialect {
     this.service = parsed.service;
     this.key = parsed.key;
     this.pd = false;
+    this.#creds = creds;
     this.update(parsed);
   }
 
@@ -64,6 +73,8 @@ export class RuleDialect implements Dialect {
         this.#order.push({ t: this.#targets.get(endpointId(e))!, weight: e.weight, cw: 0 });
     }
     this.#policy = rulePolicy(parsed.base);
+    const claim = ruleTenantClaim(parsed.base);
+    this.#creds = claim === undefined ? this.creds : { ...this.creds, tenantClaim: claim };
     this.pd = parsed.aiGateway && parsed.base.pd_disagg_mode === true;
   }
 
@@ -77,7 +88,7 @@ export class RuleDialect implements Dialect {
     if (this.#policy === 'disabled' || !needsCredential(path)) {
       return { ok: true as const, tenant: undefined };
     }
-    return authenticate(this.#policy, headers, this.creds);
+    return authenticate(this.#policy, headers, this.#creds);
   }
 
   admit(req: Parameters<Dialect['admit']>[0], ex: Exchange) {
