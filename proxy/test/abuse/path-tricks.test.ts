@@ -6,9 +6,10 @@
  * percent-escape is a 400. Requests go out on raw sockets so the exact
  * request line reaches the proxy.
  */
+import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LoxiProxy } from '../../proxy.js';
-import { addRule, freePort, infer, rule, startProxy, TestBackend, until } from '../helpers.js';
+import { addRule, freePort, infer, inferH2, rule, startProxy, TestBackend, until } from '../helpers.js';
 import { rawRequest } from './raw.js';
 
 let p: LoxiProxy;
@@ -81,6 +82,26 @@ describe('path tricks', () => {
       const r = await post(target, true);
       expect(r.status, target).toBe(200);
       expect(b.urls, target).toEqual([forwarded]);
+    }
+  });
+
+  test('on h2c the same tricks in :path need the credential, and the backend receives the normalised path', async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      // The absolute form has no h2 spelling (:path is a path), so it is left out.
+      for (const [target, forwarded] of TRICKS.filter(([t]) => t.startsWith('/'))) {
+        expect((await inferH2(session, { hold: 1, path: target })).status, target).toBe(401);
+        b.urls.length = 0;
+        const ok = await inferH2(session, {
+          hold: 1,
+          path: target,
+          headers: { authorization: `Bearer ${KEY}` },
+        });
+        expect(ok.status, target).toBe(200);
+        expect(b.urls, target).toEqual([forwarded]);
+      }
+    } finally {
+      session.close();
     }
   });
 
