@@ -79,7 +79,8 @@ export function rulePolicy(base: Readonly<Record<string, unknown>>): AuthPolicy 
 /** The rule's own `api_key_auth.tenant_claim`, if it declares one. */
 export function ruleTenantClaim(base: Readonly<Record<string, unknown>>): string | undefined {
   const a = base.api_key_auth;
-  const claim = typeof a === 'object' && a !== null ? (a as { tenant_claim?: unknown }).tenant_claim : undefined;
+  const claim =
+    typeof a === 'object' && a !== null ? (a as { tenant_claim?: unknown }).tenant_claim : undefined;
   return typeof claim === 'string' ? claim : undefined;
 }
 
@@ -134,6 +135,25 @@ function lookupKey(keys: ReadonlyMap<string, string>, token: string): string | u
   const got = sha256(token);
   const hit = index.get(got.toString('hex'));
   return hit !== undefined && timingSafeEqual(hit.digest, got) ? hit.tenant : undefined;
+}
+
+/**
+ * Why this process cannot honour a rule's credential settings, or null: a
+ * `tenant_claim` needs a JWT key to read claims from.
+ */
+export function unhonouredAuth(
+  base: Readonly<Record<string, unknown>>,
+  o: CredentialOptions,
+): { field: string; message: string } | null {
+  const claim = ruleTenantClaim(base);
+  if (claim !== undefined && o.jwt === undefined) {
+    const field = 'serviceArguments.api_key_auth.tenant_claim';
+    return {
+      field,
+      message: `${field}: ${JSON.stringify(claim)} cannot be honoured: no JWT key is configured (--jwt-secret-file or --jwt-public-key-file)`,
+    };
+  }
+  return null;
 }
 
 /** Resolves a request's tenant under `policy`, or says why it is unauthorized. */

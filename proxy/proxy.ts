@@ -18,7 +18,7 @@ import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
 import { BackendPools } from './backend-pools.js';
 import { RealClock } from './clock.js';
-import type { CredentialOptions } from './credentials.js';
+import { type CredentialOptions, unhonouredAuth } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
 import { exchangeHost, RequestHandler } from './handler.js';
 import { ServiceListener } from './listener.js';
@@ -147,6 +147,10 @@ export class LoxiProxy implements Controller {
 
   async #apply(input: unknown): Promise<ApplyResult> {
     const parsed = parseRule(input);
+    const unhonoured = unhonouredAuth(parsed.base, this.#o.credentials ?? {});
+    if (unhonoured !== null) {
+      throw new AdminError(400, 'SLUICE_E_FIELD_VALUE', unhonoured.field, unhonoured.message);
+    }
     let svc = this.#services.get(parsed.key);
     let fresh: ServiceListener | null = null;
     if (!svc && parsed.protocol === 'tcp') {

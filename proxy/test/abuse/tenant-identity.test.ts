@@ -117,5 +117,25 @@ describe('tenant identity', () => {
     expect(
       ((await admin(p.adminPort, 'GET', `${LB}/all`)).json as { lbAttr: unknown[] }).lbAttr,
     ).toHaveLength(before);
+    // A proxy with no JWT key cannot read any claim.
+    const q = await startProxy({ credentials: { apiKeys: new Map([['sk-a', 'tenant-a']]) } });
+    try {
+      const res = await admin(
+        q.adminPort,
+        'POST',
+        LB,
+        rule(await freePort(), {}, [b], { api_key_auth: { mode: 'apikey-or-jwt', tenant_claim: 'org' } }),
+      );
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({
+        error: 'SLUICE_E_FIELD_VALUE',
+        field: 'serviceArguments.api_key_auth.tenant_claim',
+      });
+      expect(((await admin(q.adminPort, 'GET', `${LB}/all`)).json as { lbAttr: unknown[] }).lbAttr).toEqual(
+        [],
+      );
+    } finally {
+      await q.close();
+    }
   });
 });
