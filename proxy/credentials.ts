@@ -8,8 +8,9 @@
  * sent, must be valid, but names no tenant: a service that does not enforce
  * a credential takes no tenant from one), `required` (an API key), `jwt`
  * (a JWT), `apikey-or-jwt` (either). A JWT is verified asynchronously, so
- * `authenticate` answers a promise for one and a plain result otherwise. Credentials are read from
- * `Authorization: Bearer <token>`, or `x-api-key: <key>` for API keys.
+ * `authenticate` answers a promise for one and a plain result otherwise.
+ * Credentials are read from `Authorization: Bearer <token>`, or
+ * `x-api-key: <key>` for API keys.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';

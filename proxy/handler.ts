@@ -124,10 +124,14 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     ex.inference = this.dialect.isInference(path);
     const auth = this.dialect.authenticate(path, req.headers);
     if (auth instanceof Promise) {
-      // A JWT is verified asynchronously; the body waits unread, and a client that leaves meanwhile is recorded by #closed.
-      void auth.then((a) => {
-        if (!ex.gone) this.#authenticated(ex, a);
-      });
+      // A JWT is verified asynchronously: the body waits unread, and a client
+      // that leaves meanwhile is recorded by #closed. A throw past this point
+      // resets this one response rather than the process.
+      auth
+        .then((a) => {
+          if (!ex.gone) this.#authenticated(ex, a);
+        })
+        .catch(() => ex.res.destroy());
       return;
     }
     this.#authenticated(ex, auth);

@@ -1,7 +1,7 @@
 /**
- * The Dialect of a loxilb rule service: gated paths and credentialed paths
- * by `route-policy.ts`, decisions by the shared Gate under the rule's key, refusals as the
- * spec's table, credentials by the rule's api_key_auth policy, and a
+ * The Dialect of a loxilb rule service: gated and credentialed paths by
+ * `route-policy.ts`, decisions by the shared Gate under the rule's key,
+ * refusals as the spec's table, credentials by the rule's api_key_auth policy, and a
  * smooth round-robin over the rule's endpoints for requests the gate does
  * not place (an ungated rule).
  */
