@@ -147,6 +147,16 @@ export class LoxiProxy implements Controller {
 
   async #apply(input: unknown): Promise<ApplyResult> {
     const parsed = parseRule(input);
+    const secondary = (input as { secondaryIPs?: unknown }).secondaryIPs;
+    if (secondary !== undefined && !(Array.isArray(secondary) && secondary.length === 0)) {
+      // Accepted by the loxilb shape, but this proxy listens on externalIP only: refused, not ignored.
+      throw new AdminError(
+        400,
+        'SLUICE_E_FIELD_VALUE',
+        'secondaryIPs',
+        'secondaryIPs: not served by sluice proxy (it listens on externalIP only); send [] or leave it out',
+      );
+    }
     const unhonoured = unhonouredAuth(parsed.base, this.#o.credentials ?? {});
     if (unhonoured !== null) {
       throw new AdminError(400, 'SLUICE_E_FIELD_VALUE', unhonoured.field, unhonoured.message);

@@ -1,8 +1,9 @@
 /**
  * Where a tenant comes from: a verified credential on a service that
  * enforces one, never under `optional`; the rule's own
- * `api_key_auth.tenant_claim` names the claim, and a tenant_claim that
- * cannot be honoured is refused 400, never stored and ignored.
+ * `api_key_auth.tenant_claim` names the claim, and a tenant_claim (or a
+ * secondaryIPs list) that cannot be honoured is refused 400, never stored
+ * and ignored.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DecisionRecord } from '../../decision-log.js';
@@ -137,5 +138,25 @@ describe('tenant identity', () => {
     } finally {
       await q.close();
     }
+  });
+
+  test('secondaryIPs, which this proxy cannot serve, is refused 400 rather than stored and ignored; read-only endpoint status round-trips', async () => {
+    for (const secondaryIPs of [[{ secondaryIP: '127.0.0.2' }], 'x', null]) {
+      const res = await admin(p.adminPort, 'POST', LB, {
+        ...rule(await freePort(), {}, [b]),
+        secondaryIPs,
+      });
+      expect(res.status, JSON.stringify(secondaryIPs)).toBe(400);
+      expect(res.json).toMatchObject({ error: 'SLUICE_E_FIELD_VALUE', field: 'secondaryIPs' });
+    }
+    const port = await freePort();
+    const r = { ...rule(port, {}, [b]), secondaryIPs: [] };
+    // loxilb's read-only endpoint status (state, counter) round-trips from its GET, as fc_effective does.
+    r.endpoints[0] = { ...r.endpoints[0], state: 'active', counter: '0:0' };
+    expect((await admin(p.adminPort, 'POST', LB, r)).status).toBe(200);
+    expect(
+      (await admin(p.adminPort, 'DELETE', `${LB}/externalipaddress/127.0.0.1/port/${port}/protocol/tcp`))
+        .status,
+    ).toBe(200);
   });
 });
