@@ -22,6 +22,8 @@ interface ProxyFlags {
   config?: string;
   admin: string;
   adminTokenFile?: string;
+  adminHostName: string[];
+  adminMaxJsonDepth: number;
   decisionLog?: string;
   decisionLogBufferBytes: number;
   auditLogPerSecond: number;
@@ -30,6 +32,9 @@ interface ProxyFlags {
   jwtPublicKeyFile?: string;
   jwtTenantClaim: string;
   jwtLeewayS: number;
+  jwtAudience?: string;
+  jwtIssuer?: string;
+  jwtAllowNoExp?: boolean;
   scrapeIntervalMs: number;
   healthIntervalMs: number;
   healthPath: string;
@@ -89,6 +94,18 @@ export function proxyCommand(): Command {
     .option('--config <file>', 'rules to start with: the JSON of GET /netlox/v1/config/loadbalancer/all')
     .option('--admin <host:port>', 'management API and /metrics listener', '127.0.0.1:11111')
     .option('--admin-token-file <file>', 'require "Authorization: Bearer <token>" on the management API')
+    .option(
+      '--admin-host-name <name>',
+      'a Host name the management API answers to besides its address (repeatable; DNS-rebinding protection)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      '--admin-max-json-depth <n>',
+      'deepest JSON nesting of a management API body (deeper: 400 SLUICE_E_JSON_DEPTH)',
+      intArg('--admin-max-json-depth', 4, 1000),
+      32,
+    )
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
     .option(
       '--decision-log-buffer-bytes <n>',
@@ -112,6 +129,9 @@ export function proxyCommand(): Command {
       intArg('--jwt-leeway-s', 0, 3600),
       0,
     )
+    .option('--jwt-audience <aud>', 'a JWT must name this audience in "aud" (unchecked when unset)')
+    .option('--jwt-issuer <iss>', 'a JWT\'s "iss" must be this issuer (unchecked when unset)')
+    .option('--jwt-allow-no-exp', 'accept JWTs without "exp" (refused by default: they never expire)')
     .option(
       '--scrape-interval-ms <n>',
       'engine /metrics scrape period for adaptive rules',
@@ -273,12 +293,17 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
           ...(f.jwtSecretFile === undefined ? {} : { secretFile: f.jwtSecretFile }),
           ...(f.jwtPublicKeyFile === undefined ? {} : { publicKeyFile: f.jwtPublicKeyFile }),
           leewayS: f.jwtLeewayS,
+          ...(f.jwtAudience === undefined ? {} : { audience: f.jwtAudience }),
+          ...(f.jwtIssuer === undefined ? {} : { issuer: f.jwtIssuer }),
+          allowNoExp: f.jwtAllowNoExp === true,
         })
       : undefined;
   const proxy = new LoxiProxy({
     adminHost: admin.host,
     adminPort: admin.port,
     ...(token === undefined ? {} : { adminToken: token }),
+    adminHostNames: f.adminHostName,
+    adminMaxJsonDepth: f.adminMaxJsonDepth,
     decisionLog: log,
     audit: { perSecond: f.auditLogPerSecond },
     credentials: {

@@ -8,6 +8,7 @@
 import { type ParsedFc, parseFcFields } from './config.js';
 import type { EndpointRole } from './endpoints.js';
 import { formatValue, GateError } from './errors.js';
+import { ipFamily } from './ip.js';
 
 /** An endpoint of a rule. */
 export interface RuleEndpoint {
@@ -56,6 +57,12 @@ const isInt =
 const isString: Check = (v, where) => {
   if (typeof v !== 'string') throw new GateError('SLUICE_E_FIELD_TYPE', where, v, 'a string');
 };
+const isIp: Check = (v, where) => {
+  isString(v, where);
+  if (ipFamily(v as string) === 0) {
+    throw new GateError('SLUICE_E_FIELD_VALUE', where, v, 'an IPv4 or IPv6 address');
+  }
+};
 const isBool: Check = (v, where) => {
   if (typeof v !== 'boolean') throw new GateError('SLUICE_E_FIELD_TYPE', where, v, 'true or false');
 };
@@ -92,12 +99,27 @@ const apiKeyAuth: Check = (v, where) => {
   if (o.mode === undefined)
     throw new GateError('SLUICE_E_FIELD_MISSING', `${where}.mode`, undefined, 'a mode');
   oneOf(...API_KEY_MODES)(o.mode, `${where}.mode`);
-  if (o.tenant_claim !== undefined) isString(o.tenant_claim, `${where}.tenant_claim`);
+  if (o.tenant_claim !== undefined) {
+    // Honoured or refused, never ignored: only a JWT carries claims, and only an enforcing mode names tenants.
+    isString(o.tenant_claim, `${where}.tenant_claim`);
+    if (o.tenant_claim === '') {
+      throw new GateError('SLUICE_E_FIELD_VALUE', `${where}.tenant_claim`, '', 'a claim name');
+    }
+    if (o.mode !== 'jwt' && o.mode !== 'apikey-or-jwt') {
+      throw new GateError(
+        'SLUICE_E_FIELD_VALUE',
+        `${where}.tenant_claim`,
+        o.tenant_claim,
+        'no tenant_claim unless mode is jwt or apikey-or-jwt',
+        `${where}.tenant_claim: refused with mode ${formatValue(o.mode)}: only a JWT under an enforcing mode names a tenant by claim`,
+      );
+    }
+  }
 };
 
 /** serviceArguments fields outside the gate that a rule may carry, with their checks. */
 export const SERVICE_ARGUMENT_FIELDS: Readonly<Record<string, Check>> = {
-  externalIP: isString,
+  externalIP: isIp,
   port: isInt(1, 65535),
   portMax: isInt(0, 65535),
   protocol: oneOf('tcp', 'udp', 'sctp'),
@@ -150,7 +172,8 @@ export function parseRule(input: unknown): ParsedRule {
   for (const [k, v] of Object.entries(args)) {
     if (k.startsWith('fc_')) continue;
     const where = `serviceArguments.${k}`;
-    const check = SERVICE_ARGUMENT_FIELDS[k];
+    // Own fields only: `toString`, `constructor`, `__proto__` are unknown fields, not checks.
+    const check = Object.hasOwn(SERVICE_ARGUMENT_FIELDS, k) ? SERVICE_ARGUMENT_FIELDS[k] : undefined;
     if (check === undefined) {
       throw new GateError('SLUICE_E_FIELD_UNKNOWN', where, v, 'a known serviceArguments field');
     }

@@ -8,11 +8,15 @@
  * - `GET    /metrics` Prometheus text exposition
  *
  * With a token every route needs `Authorization: Bearer <token>`. Invalid
- * input is answered 400 with a JSON body naming the field.
+ * input is answered 400 with a JSON body naming the field. A `Host` that is
+ * not the listener, a cross-origin `Origin` (403) and a body that is not
+ * `application/json` (415) are refused first (`admin-guard.ts`).
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { type ApplyResult, isGateError, type MaintenanceView, type RuleView } from '../gate/index.js';
+import { type AdminAddress, hostAllowed, isJsonContentType, originAllowed } from './admin-guard.js';
+import { nestsDeeperThan } from './json-depth.js';
 
 /** What the admin API drives. */
 export interface Controller {
@@ -39,6 +43,9 @@ export class AdminError extends Error {
 /** Largest request body the admin API reads, in bytes. */
 export const ADMIN_MAX_BODY = 1024 * 1024;
 
+/** Deepest nesting of a JSON body the admin API parses (a rule nests 4 levels). */
+export const ADMIN_MAX_JSON_DEPTH = 32;
+
 const DELETE_RE =
   /^\/netlox\/v1\/config\/loadbalancer\/externalipaddress\/([^/]+)\/port\/(\d+)\/protocol\/([a-z]+)\/?$/;
 
@@ -47,6 +54,10 @@ export interface AdminOptions {
   port: number;
   /** Bearer token; undefined leaves the API open. */
   token?: string;
+  /** Host names (besides the listener's address) requests may name in `Host`. @default [] */
+  hostNames?: readonly string[];
+  /** Deepest JSON nesting of a body; deeper is 400 SLUICE_E_JSON_DEPTH. @default ADMIN_MAX_JSON_DEPTH */
+  maxJsonDepth?: number;
 }
 
 /** The admin HTTP server. */
@@ -58,7 +69,7 @@ export class AdminServer {
     readonly ctl: Controller,
     readonly o: AdminOptions,
   ) {
-    this.#token = o.token === undefined ? null : Buffer.from(o.token);
+    this.#token = o.token === undefined ? null : digest(o.token);
     this.#server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
         send(res, 500, { code: 500, error: 'internal', message: String((err as Error)?.message ?? err) });
@@ -92,11 +103,40 @@ export class AdminServer {
     if (this.#token === null) return true;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return false;
-    const got = Buffer.from(m[1]!);
-    return got.length === this.#token.length && timingSafeEqual(got, this.#token);
+    // Digests of equal length: the comparison reveals neither the token nor its length.
+    return timingSafeEqual(digest(m[1]!), this.#token);
+  }
+
+  #address(): AdminAddress {
+    const a = this.#server.address();
+    const bound = typeof a === 'object' && a !== null ? a : { address: this.o.host, port: this.o.port };
+    return {
+      address: bound.address,
+      port: bound.port,
+      configured: this.o.host,
+      names: (this.o.hostNames ?? []).map((n) => n.toLowerCase()),
+    };
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!hostAllowed(req.headers.host, this.#address())) {
+      send(res, 403, {
+        code: 403,
+        error: 'SLUICE_E_ADMIN_HOST',
+        field: 'Host',
+        message: `Host ${JSON.stringify(req.headers.host ?? '')} is not this admin listener (allow a name with --admin-host-name)`,
+      });
+      return;
+    }
+    if (!originAllowed(req.headers.origin, req.headers.host)) {
+      send(res, 403, {
+        code: 403,
+        error: 'SLUICE_E_ADMIN_ORIGIN',
+        field: 'Origin',
+        message: 'cross-origin requests are refused',
+      });
+      return;
+    }
     if (!this.#authorized(req)) {
       send(
         res,
@@ -110,6 +150,9 @@ export class AdminServer {
     }
     const url = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
+    if (/%(?![0-9A-Fa-f]{2})/.test(req.url ?? '')) {
+      return bad(res, 'SLUICE_E_URL', 'url', 'malformed percent-escape in the URL');
+    }
     if (url === '/metrics') {
       if (method !== 'GET') return notAllowed(res, 'GET');
       const text = this.ctl.metricsText();
@@ -124,7 +167,7 @@ export class AdminServer {
     }
     if (url === '/netlox/v1/config/loadbalancer') {
       if (method !== 'POST') return notAllowed(res, 'POST');
-      const body = await readJson(req, res);
+      const body = await this.#readJson(req, res);
       if (body === undefined) return;
       try {
         const r = await this.ctl.apply(body);
@@ -143,7 +186,9 @@ export class AdminServer {
     const del = DELETE_RE.exec(url);
     if (del) {
       if (method !== 'DELETE') return notAllowed(res, 'DELETE');
-      const key = `${decodeURIComponent(del[1]!)}:${del[2]}/${del[3]}`;
+      const ip = decodeOrNull(del[1]!);
+      if (ip === null) return bad(res, 'SLUICE_E_URL', 'url', 'malformed percent-escape in the URL');
+      const key = `${ip}:${del[2]}/${del[3]}`;
       try {
         await this.ctl.remove(key);
         send(res, 200, { code: 200, message: 'success', key });
@@ -158,7 +203,7 @@ export class AdminServer {
         return;
       }
       if (method !== 'PUT') return notAllowed(res, 'GET, PUT');
-      const body = await readJson(req, res);
+      const body = await this.#readJson(req, res);
       if (body === undefined) return;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return bad(res, 'SLUICE_E_FIELD_TYPE', 'body', 'expected a JSON object {"enabled": true|false}');
@@ -180,6 +225,22 @@ export class AdminServer {
       return;
     }
     send(res, 404, { code: 404, error: 'not_found', message: `no route ${method} ${url}` });
+  }
+
+  #readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+    return readJson(req, res, this.o.maxJsonDepth ?? ADMIN_MAX_JSON_DEPTH);
+  }
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function decodeOrNull(s: string): string | null {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
   }
 }
 
@@ -228,7 +289,25 @@ function sendError(res: http.ServerResponse, err: unknown): void {
 }
 
 /** Reads and parses a JSON body; answers 400/413 itself and returns undefined on failure. */
-async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+async function readJson(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  maxDepth: number,
+): Promise<unknown> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    send(
+      res,
+      415,
+      {
+        code: 415,
+        error: 'SLUICE_E_CONTENT_TYPE',
+        field: 'Content-Type',
+        message: `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is refused: expected application/json`,
+      },
+      { Connection: 'close' },
+    );
+    return undefined;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
@@ -247,6 +326,10 @@ async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Pr
     chunks.push(c as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
+  if (nestsDeeperThan(text, maxDepth)) {
+    bad(res, 'SLUICE_E_JSON_DEPTH', 'body', `body: JSON nested deeper than ${maxDepth} levels`);
+    return undefined;
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -18,41 +18,94 @@ function signRs256(claims: Record<string, unknown>): string {
 
 describe('JWT verification', () => {
   const now = 1_800_000_000;
-  test('HS256 and RS256 verify; tampering, wrong key, alg none and alg confusion do not', () => {
-    expect(verifyJwt(signHs256({ sub: 'a' }, secret), { hsSecret: secret }, now)).toEqual({
+  test('HS256 and RS256 verify; tampering, wrong key, alg none and alg confusion do not', async () => {
+    expect(
+      await verifyJwt(signHs256({ sub: 'a', exp: now + 60 }, secret), { hsSecret: secret }, now),
+    ).toEqual({
       ok: true,
-      claims: { sub: 'a' },
+      claims: { sub: 'a', exp: now + 60 },
     });
-    expect(verifyJwt(signRs256({ sub: 'b' }), { rsPublicKey: publicKey }, now).ok).toBe(true);
+    expect(
+      await verifyJwt(signRs256({ sub: 'b', exp: now + 60 }), { rsPublicKey: publicKey }, now),
+    ).toMatchObject({
+      ok: true,
+    });
     const t = signHs256({ sub: 'a' }, secret);
     const [h, , s] = t.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'admin' })).toString('base64url')}.${s}`;
-    expect(verifyJwt(forged, { hsSecret: secret }, now)).toEqual({ ok: false, why: 'signature' });
-    expect(verifyJwt(signHs256({ sub: 'a' }, 'other'), { hsSecret: secret }, now)).toEqual({
+    expect(await verifyJwt(forged, { hsSecret: secret }, now)).toEqual({ ok: false, why: 'signature' });
+    expect(await verifyJwt(signHs256({ sub: 'a' }, 'other'), { hsSecret: secret }, now)).toEqual({
       ok: false,
       why: 'signature',
     });
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"a"}').toString('base64url')}.`;
-    expect(verifyJwt(none, { hsSecret: secret }, now)).toEqual({ ok: false, why: 'alg' });
+    expect(await verifyJwt(none, { hsSecret: secret }, now)).toEqual({ ok: false, why: 'alg' });
     // An RS256-keyed verifier never accepts HS256, even signed with the public key's PEM.
     const pem = publicKey.export({ type: 'spki', format: 'pem' });
-    expect(verifyJwt(signHs256({ sub: 'a' }, pem), { rsPublicKey: publicKey }, now)).toEqual({
+    expect(await verifyJwt(signHs256({ sub: 'a' }, pem), { rsPublicKey: publicKey }, now)).toEqual({
       ok: false,
       why: 'alg',
     });
-    expect(verifyJwt('abc', { hsSecret: secret }, now)).toEqual({ ok: false, why: 'malformed' });
+    expect(await verifyJwt('abc', { hsSecret: secret }, now)).toEqual({ ok: false, why: 'malformed' });
   });
 
-  test('exp and nbf are checked, with the leeway', () => {
+  test('exp and nbf are checked, with the leeway', async () => {
     const k = { hsSecret: secret };
-    expect(verifyJwt(signHs256({ exp: now - 1 }, secret), k, now)).toEqual({ ok: false, why: 'expired' });
-    expect(verifyJwt(signHs256({ exp: now + 1 }, secret), k, now).ok).toBe(true);
-    expect(verifyJwt(signHs256({ nbf: now + 10 }, secret), k, now)).toEqual({
+    expect(await verifyJwt(signHs256({ exp: now - 1 }, secret), k, now)).toEqual({
+      ok: false,
+      why: 'expired',
+    });
+    expect(await verifyJwt(signHs256({ exp: now + 1 }, secret), k, now)).toMatchObject({ ok: true });
+    expect(await verifyJwt(signHs256({ nbf: now + 10, exp: now + 60 }, secret), k, now)).toEqual({
       ok: false,
       why: 'not_yet_valid',
     });
-    expect(verifyJwt(signHs256({ nbf: now + 10 }, secret), { ...k, leewayS: 30 }, now).ok).toBe(true);
-    expect(verifyJwt(signHs256({ exp: 'soon' }, secret), k, now)).toEqual({ ok: false, why: 'malformed' });
+    expect(
+      await verifyJwt(signHs256({ nbf: now + 10, exp: now + 60 }, secret), { ...k, leewayS: 30 }, now),
+    ).toMatchObject({
+      ok: true,
+    });
+    expect(await verifyJwt(signHs256({ exp: 'soon' }, secret), k, now)).toEqual({
+      ok: false,
+      why: 'malformed',
+    });
+  });
+});
+
+describe('JWT claims', () => {
+  const now = 1_800_000_000;
+  const k = { hsSecret: secret, audience: 'sluice', issuer: 'https://idp.example' };
+  const good = { sub: 'a', exp: now + 60, aud: 'sluice', iss: 'https://idp.example' };
+  const v = (claims: Record<string, unknown>, keys: Parameters<typeof verifyJwt>[1] = k) =>
+    verifyJwt(signHs256(claims, secret), keys, now);
+
+  test('the configured audience and issuer are checked; unset, they are not', async () => {
+    expect(await v(good)).toMatchObject({ ok: true });
+    expect(await v({ ...good, aud: ['other', 'sluice'] })).toMatchObject({ ok: true });
+    expect(await v({ ...good, aud: 'other' })).toEqual({ ok: false, why: 'audience' });
+    expect(await v({ sub: 'a', exp: now + 60, iss: good.iss })).toEqual({ ok: false, why: 'audience' });
+    expect(await v({ ...good, iss: 'https://evil.example' })).toEqual({ ok: false, why: 'issuer' });
+    expect(await v({ sub: 'a', exp: now + 60, aud: 'sluice' })).toEqual({ ok: false, why: 'issuer' });
+    expect(await v({ sub: 'a', exp: now + 60, aud: 'x', iss: 'y' }, { hsSecret: secret })).toMatchObject({
+      ok: true,
+    });
+  });
+
+  test('a token without exp is refused unless allowed', async () => {
+    expect(await v({ sub: 'a' }, { hsSecret: secret })).toEqual({ ok: false, why: 'no_exp' });
+    expect(await v({ sub: 'a' }, { hsSecret: secret, allowNoExp: true })).toMatchObject({ ok: true });
+    expect(await v({ sub: 'a', exp: 'soon' }, { hsSecret: secret, allowNoExp: true })).toEqual({
+      ok: false,
+      why: 'malformed',
+    });
+  });
+
+  test('loadJwtKeys carries the claim checks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-claims-'));
+    writeFileSync(join(dir, 's'), 's3cret');
+    expect(
+      loadJwtKeys({ secretFile: join(dir, 's'), audience: 'a', issuer: 'i', allowNoExp: true }),
+    ).toMatchObject({ audience: 'a', issuer: 'i', allowNoExp: true });
   });
 });
 
@@ -65,38 +118,46 @@ describe('api_key_auth policies', () => {
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   const jwt = signHs256({ org: 'tenant-j', exp: Date.now() / 1000 + 60 }, secret);
 
-  test('disabled ignores credentials; a tenant never comes from a free header', () => {
-    expect(authenticate('disabled', { ...bearer('sk-a'), 'x-tenant-id': 'evil' }, o)).toEqual({
+  test('disabled ignores credentials; a tenant never comes from a free header', async () => {
+    expect(await authenticate('disabled', { ...bearer('sk-a'), 'x-tenant-id': 'evil' }, o)).toEqual({
       ok: true,
       tenant: undefined,
     });
-    expect(authenticate('optional', { 'x-tenant-id': 'evil' }, o)).toEqual({ ok: true, tenant: undefined });
+    expect(await authenticate('optional', { 'x-tenant-id': 'evil' }, o)).toEqual({
+      ok: true,
+      tenant: undefined,
+    });
   });
 
-  test('required wants a known API key (Bearer or x-api-key)', () => {
-    expect(authenticate('required', bearer('sk-a'), o)).toEqual({ ok: true, tenant: 'tenant-a' });
-    expect(authenticate('required', { 'x-api-key': 'sk-a' }, o)).toEqual({ ok: true, tenant: 'tenant-a' });
-    expect(authenticate('required', bearer('sk-b'), o).ok).toBe(false);
-    expect(authenticate('required', {}, o).ok).toBe(false);
-    expect(authenticate('required', bearer(jwt), o).ok).toBe(false);
+  test('required wants a known API key (Bearer or x-api-key)', async () => {
+    expect(await authenticate('required', bearer('sk-a'), o)).toEqual({ ok: true, tenant: 'tenant-a' });
+    expect(await authenticate('required', { 'x-api-key': 'sk-a' }, o)).toEqual({
+      ok: true,
+      tenant: 'tenant-a',
+    });
+    expect(await authenticate('required', bearer('sk-b'), o)).toMatchObject({ ok: false });
+    expect(await authenticate('required', {}, o)).toMatchObject({ ok: false });
+    expect(await authenticate('required', bearer(jwt), o)).toMatchObject({ ok: false });
   });
 
-  test('jwt wants a valid token with the tenant claim', () => {
-    expect(authenticate('jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
-    expect(authenticate('jwt', bearer('sk-a'), o).ok).toBe(false);
-    expect(authenticate('jwt', bearer(signHs256({ sub: 'x' }, secret)), o).ok).toBe(false);
+  test('jwt wants a valid token with the tenant claim', async () => {
+    expect(await authenticate('jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
+    expect(await authenticate('jwt', bearer('sk-a'), o)).toMatchObject({ ok: false });
+    expect(await authenticate('jwt', bearer(signHs256({ sub: 'x' }, secret)), o)).toMatchObject({
+      ok: false,
+    });
   });
 
-  test('apikey-or-jwt takes either; optional checks what is sent', () => {
-    expect(authenticate('apikey-or-jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
-    expect(authenticate('apikey-or-jwt', bearer('sk-a'), o)).toEqual({ ok: true, tenant: 'tenant-a' });
-    expect(authenticate('optional', bearer('sk-zzz'), o).ok).toBe(false);
+  test('apikey-or-jwt takes either; optional checks what is sent', async () => {
+    expect(await authenticate('apikey-or-jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
+    expect(await authenticate('apikey-or-jwt', bearer('sk-a'), o)).toEqual({ ok: true, tenant: 'tenant-a' });
+    expect(await authenticate('optional', bearer('sk-zzz'), o)).toMatchObject({ ok: false });
   });
 });
 
 describe('credential files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-creds-'));
-  test('the key file maps keys to tenants; a bad one names the file', () => {
+  test('the key file maps keys to tenants; a bad one names the file', async () => {
     const f = join(dir, 'keys.json');
     writeFileSync(f, JSON.stringify({ keys: { 'sk-1': 't1' } }));
     expect(loadApiKeys(f)).toEqual(new Map([['sk-1', 't1']]));
@@ -106,13 +167,14 @@ describe('credential files', () => {
     expect(() => loadApiKeys(f)).toThrow(/--api-keys/);
   });
 
-  test('JWT keys load from a secret file and a PEM public key', () => {
+  test('JWT keys load from a secret file and a PEM public key', async () => {
     const sf = join(dir, 'secret');
     const pf = join(dir, 'pub.pem');
     writeFileSync(sf, 's3cret\n');
     writeFileSync(pf, publicKey.export({ type: 'spki', format: 'pem' }));
     const k = loadJwtKeys({ secretFile: sf, publicKeyFile: pf, leewayS: 2 });
-    expect(verifyJwt(signHs256({ sub: 'a' }, 's3cret'), k).ok).toBe(true);
-    expect(verifyJwt(signRs256({ sub: 'b' }), k).ok).toBe(true);
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    expect(await verifyJwt(signHs256({ sub: 'a', exp }, 's3cret'), k)).toMatchObject({ ok: true });
+    expect(await verifyJwt(signRs256({ sub: 'b', exp }), k)).toMatchObject({ ok: true });
   });
 });

@@ -5,12 +5,16 @@
  * from a verified credential, never from a header the client sets freely.
  *
  * Policies: `disabled` (ignored; keyless), `optional` (a credential, when
- * sent, must be valid and names the tenant), `required` (an API key), `jwt`
- * (a JWT), `apikey-or-jwt` (either). Credentials are read from
- * `Authorization: Bearer <token>`, or `x-api-key: <key>` for API keys.
+ * sent, must be valid, but names no tenant: a service that does not enforce
+ * a credential takes no tenant from one), `required` (an API key), `jwt`
+ * (a JWT), `apikey-or-jwt` (either). A JWT is verified asynchronously, so
+ * `authenticate` answers a promise for one and a plain result otherwise.
+ * Credentials are read from `Authorization: Bearer <token>`, or
+ * `x-api-key: <key>` for API keys.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type JwtKeys, looksLikeJwt, publicKeyFromPem, verifyJwt } from './jwt.js';
+import { type JwtKeys, type JwtResult, looksLikeJwt, publicKeyFromPem, verifyJwt } from './jwt.js';
 
 /** The api_key_auth modes. */
 export type AuthPolicy = 'disabled' | 'optional' | 'required' | 'jwt' | 'apikey-or-jwt';
@@ -51,9 +55,16 @@ export function loadApiKeys(file: string): Map<string, string> {
   return out;
 }
 
-/** Builds JWT keys from files: an HS256 secret file and/or an RS256 public key PEM. */
-export function loadJwtKeys(o: { secretFile?: string; publicKeyFile?: string; leewayS?: number }): JwtKeys {
-  const keys: JwtKeys = { leewayS: o.leewayS ?? 0 };
+/** Builds JWT keys from files: an HS256 secret file and/or an RS256 public key PEM, with the claim checks. */
+export function loadJwtKeys(
+  o: { secretFile?: string; publicKeyFile?: string } & Omit<JwtKeys, 'hsSecret' | 'rsPublicKey'>,
+): JwtKeys {
+  const keys: JwtKeys = {
+    leewayS: o.leewayS ?? 0,
+    ...(o.audience === undefined ? {} : { audience: o.audience }),
+    ...(o.issuer === undefined ? {} : { issuer: o.issuer }),
+    ...(o.allowNoExp === undefined ? {} : { allowNoExp: o.allowNoExp }),
+  };
   if (o.secretFile !== undefined) keys.hsSecret = Buffer.from(readFileSync(o.secretFile, 'utf8').trim());
   if (o.publicKeyFile !== undefined) keys.rsPublicKey = publicKeyFromPem(readFileSync(o.publicKeyFile));
   return keys;
@@ -64,6 +75,14 @@ export function rulePolicy(base: Readonly<Record<string, unknown>>): AuthPolicy 
   const a = base.api_key_auth;
   const mode = typeof a === 'string' ? a : (a as { mode?: unknown } | undefined)?.mode;
   return typeof mode === 'string' ? (mode as AuthPolicy) : 'disabled';
+}
+
+/** The rule's own `api_key_auth.tenant_claim`, if it declares one. */
+export function ruleTenantClaim(base: Readonly<Record<string, unknown>>): string | undefined {
+  const a = base.api_key_auth;
+  const claim =
+    typeof a === 'object' && a !== null ? (a as { tenant_claim?: unknown }).tenant_claim : undefined;
+  return typeof claim === 'string' ? claim : undefined;
 }
 
 /** The bearer token or x-api-key of a request, or null. */
@@ -81,13 +100,70 @@ export function credentialOf(headers: Readonly<Record<string, string | string[] 
   return null;
 }
 
+function tenantOfClaims(policy: AuthPolicy, r: JwtResult, o: CredentialOptions): AuthResult {
+  if (!r.ok) return { ok: false, message: `invalid token (${r.why})` };
+  if (policy === 'optional') return { ok: true, tenant: undefined };
+  const name = o.tenantClaim ?? 'sub';
+  const claim = r.claims[name];
+  if (typeof claim === 'string' && claim !== '') return { ok: true, tenant: claim };
+  if (typeof claim === 'number') return { ok: true, tenant: String(claim) };
+  return { ok: false, message: `token has no ${name} claim` };
+}
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Each key file's keys by SHA-256 digest, built once per map. */
+const digestIndex = new WeakMap<
+  ReadonlyMap<string, string>,
+  Map<string, { digest: Buffer; tenant: string }>
+>();
+
+/**
+ * The tenant of an API key, found by the key's SHA-256 digest and confirmed
+ * with `timingSafeEqual`: the time taken depends on the digest only, never
+ * on how many leading characters of a real key the guess shares.
+ */
+function lookupKey(keys: ReadonlyMap<string, string>, token: string): string | undefined {
+  let index = digestIndex.get(keys);
+  if (index === undefined) {
+    index = new Map();
+    for (const [k, tenant] of keys) {
+      const digest = sha256(k);
+      index.set(digest.toString('hex'), { digest, tenant });
+    }
+    digestIndex.set(keys, index);
+  }
+  const got = sha256(token);
+  const hit = index.get(got.toString('hex'));
+  return hit !== undefined && timingSafeEqual(hit.digest, got) ? hit.tenant : undefined;
+}
+
+/**
+ * Why this process cannot honour a rule's credential settings, or null: a
+ * `tenant_claim` needs a JWT key to read claims from.
+ */
+export function unhonouredAuth(
+  base: Readonly<Record<string, unknown>>,
+  o: CredentialOptions,
+): { field: string; message: string } | null {
+  const claim = ruleTenantClaim(base);
+  if (claim !== undefined && o.jwt === undefined) {
+    const field = 'serviceArguments.api_key_auth.tenant_claim';
+    return {
+      field,
+      message: `${field}: ${JSON.stringify(claim)} cannot be honoured: no JWT key is configured (--jwt-secret-file or --jwt-public-key-file)`,
+    };
+  }
+  return null;
+}
+
 /** Resolves a request's tenant under `policy`, or says why it is unauthorized. */
 export function authenticate(
   policy: AuthPolicy,
   headers: Readonly<Record<string, string | string[] | undefined>>,
   o: CredentialOptions,
   nowS: number = Date.now() / 1000,
-): AuthResult {
+): AuthResult | Promise<AuthResult> {
   if (policy === 'disabled') return { ok: true, tenant: undefined };
   const cred = credentialOf(headers);
   if (cred === null) {
@@ -100,17 +176,12 @@ export function authenticate(
   const allowJwt = policy === 'jwt' || policy === 'apikey-or-jwt' || policy === 'optional';
   if (asJwt && allowJwt) {
     if (o.jwt === undefined) return { ok: false, message: 'no JWT key configured' };
-    const r = verifyJwt(cred.token, o.jwt, nowS);
-    if (!r.ok) return { ok: false, message: `invalid token (${r.why})` };
-    const claim = r.claims[o.tenantClaim ?? 'sub'];
-    if (typeof claim === 'string' && claim !== '') return { ok: true, tenant: claim };
-    if (typeof claim === 'number') return { ok: true, tenant: String(claim) };
-    return { ok: false, message: `token has no ${o.tenantClaim ?? 'sub'} claim` };
+    return verifyJwt(cred.token, o.jwt, nowS).then((r) => tenantOfClaims(policy, r, o));
   }
   if (allowKey && !asJwt) {
-    const tenant = o.apiKeys?.get(cred.token);
+    const tenant = o.apiKeys === undefined ? undefined : lookupKey(o.apiKeys, cred.token);
     if (tenant === undefined) return { ok: false, message: 'unknown API key' };
-    return { ok: true, tenant };
+    return { ok: true, tenant: policy === 'optional' ? undefined : tenant };
   }
   return { ok: false, message: policy === 'jwt' ? 'a JWT is required' : 'an API key is required' };
 }

@@ -29,7 +29,9 @@ import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
 import { jsonDepthExceeds } from './json-bounds.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
 import { LiveLegs } from './live-legs.js';
+import { openAiError } from './openai-error.js';
 import { decodeBody, runPrefill } from './pd.js';
+import { normaliseTarget, type TargetResult } from './request-target.js';
 import { watchSocket } from './socket-watch.js';
 
 /** A refusal as the dialect answers it. */
@@ -46,8 +48,8 @@ export interface Dialect {
   /** Service label of the log and metrics. */
   readonly service: string;
   isInference(path: string): boolean;
-  /** Checks the request's credential (401 before the gate when refused). */
-  authenticate(path: string, headers: AnyRequest['headers']): AuthResult;
+  /** Checks the request's credential (401 before the gate when refused); a JWT answers asynchronously. */
+  authenticate(path: string, headers: AnyRequest['headers']): AuthResult | Promise<AuthResult>;
   admit(req: AdmissionRequest, ex: Exchange): Decision;
   cancel(ticket: Ticket): void;
   refusal(r: Refusal): RefusalResponse;
@@ -130,8 +132,11 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
 
   /** Entry point for a request of either protocol. */
   handle(req: AnyRequest, res: AnyResponse, protocol: 'http1' | 'h2'): void {
+    // One normalised target for every decision below and for the backend leg.
+    const target = normaliseTarget(req.url ?? '/');
+    if (target.ok) req.url = target.target;
     try {
-      if (this.dialect.local?.(req, res)) return;
+      if (target.ok && this.dialect.local?.(req, res)) return;
     } catch (err) {
       this.#report(err, this.dialect.service, req);
       if (!res.headersSent) sendJson(res, protocol, 500, INTERNAL_ERROR, { Connection: 'close' });
@@ -150,20 +155,47 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       const done = watchSocket(req.socket, life);
       res.once('close', done);
     }
-    this.#guard(ex, () => this.#begin(ex));
+    this.#guard(ex, () => this.#begin(ex, target));
   }
 
-  #begin(ex: Exchange): void {
-    const { req, protocol } = ex;
-    const d = this.deps;
+  #begin(ex: Exchange, target: TargetResult): void {
+    const { req } = ex;
+    if (!target.ok) {
+      ex.decision = 'rejected';
+      ex.reason = ex.error = 'invalid_request_target';
+      this.#answer(ex, 400, openAiError(target.message, 'invalid_request_error', ex.error), 'failed', {
+        Connection: 'close',
+      });
+      return;
+    }
     const path = ex.path;
     ex.inference = this.dialect.isInference(path);
     const auth = this.dialect.authenticate(path, req.headers);
+    if (auth instanceof Promise) {
+      // A JWT is verified asynchronously: the body waits unread, and a client that
+      // leaves meanwhile ends the exchange (its life is over). A throw past this
+      // point fails this one exchange, never the process.
+      auth.then(
+        (a) =>
+          this.#guard(ex, () => {
+            if (!ex.gone) this.#authenticated(ex, a);
+          }),
+        (err: unknown) => this.#internalError(ex, err),
+      );
+      return;
+    }
+    this.#authenticated(ex, auth);
+  }
+
+  /** Continues a request once its credential is checked: 401, 413, body, decision. */
+  #authenticated(ex: Exchange, auth: AuthResult): void {
+    const { req, protocol } = ex;
+    const d = this.deps;
     if (!auth.ok) {
       ex.decision = 'unauthorized';
       ex.reason = 'unauthorized';
       ex.error = 'unauthorized';
-      this.#answer(ex, 401, { error: 'unauthorized', message: auth.message }, 'shed', {
+      this.#answer(ex, 401, openAiError(auth.message, 'invalid_request_error', 'unauthorized'), 'shed', {
         'WWW-Authenticate': 'Bearer',
         ...(declaredLength(req.headers, protocol, endedWithHeaders(req)) === 0
           ? {}

@@ -20,7 +20,7 @@ import { AuditLog, type AuditOptions } from './audit.js';
 import { BackendPools, type BackendTimeouts } from './backend-pools.js';
 import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
-import type { CredentialOptions } from './credentials.js';
+import { type CredentialOptions, unhonouredAuth } from './credentials.js';
 import type { DecisionSink } from './decision-log.js';
 import { exchangeHost, internalErrorLine, RequestHandler } from './handler.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './json-bounds.js';
@@ -72,6 +72,10 @@ export interface ProxyOptions {
   adminPort?: number;
   /** Bearer token of the admin API. */
   adminToken?: string;
+  /** Host names, besides the admin listener's address, the admin API answers to. @default [] */
+  adminHostNames?: readonly string[];
+  /** Deepest JSON nesting an admin body may have. @default 32 */
+  adminMaxJsonDepth?: number;
   /** Process environment (LLB_FC_*, LLB_PD_MAX_TOTAL_INFLIGHT). @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
   decisionLog?: DecisionSink | null;
@@ -143,6 +147,8 @@ export class LoxiProxy implements Controller {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
       ...(o.adminToken === undefined ? {} : { token: o.adminToken }),
+      hostNames: o.adminHostNames ?? [],
+      ...(o.adminMaxJsonDepth === undefined ? {} : { maxJsonDepth: o.adminMaxJsonDepth }),
     });
   }
 
@@ -168,6 +174,20 @@ export class LoxiProxy implements Controller {
 
   async #apply(input: unknown): Promise<ApplyResult> {
     const parsed = parseRule(input);
+    const secondary = (input as { secondaryIPs?: unknown }).secondaryIPs;
+    if (secondary !== undefined && !(Array.isArray(secondary) && secondary.length === 0)) {
+      // Accepted by the loxilb shape, but this proxy listens on externalIP only: refused, not ignored.
+      throw new AdminError(
+        400,
+        'SLUICE_E_FIELD_VALUE',
+        'secondaryIPs',
+        'secondaryIPs: not served by sluice proxy (it listens on externalIP only); send [] or leave it out',
+      );
+    }
+    const unhonoured = unhonouredAuth(parsed.base, this.#o.credentials ?? {});
+    if (unhonoured !== null) {
+      throw new AdminError(400, 'SLUICE_E_FIELD_VALUE', unhonoured.field, unhonoured.message);
+    }
     let svc = this.#services.get(parsed.key);
     let fresh: ServiceListener | null = null;
     if (!svc && parsed.protocol === 'tcp') {

@@ -1,24 +1,30 @@
 /**
- * The Dialect of a loxilb rule service: inference routes by the gate's path
- * table, decisions by the shared Gate under the rule's key, refusals as the
- * spec's table, credentials by the rule's api_key_auth policy, and a
+ * The Dialect of a loxilb rule service: gated and credentialed paths by
+ * `route-policy.ts`, decisions by the shared Gate under the rule's key,
+ * refusals as the spec's table, credentials by the rule's api_key_auth policy, and a
  * smooth round-robin over the rule's endpoints for requests the gate does
  * not place (an ungated rule).
  */
 import {
   endpointId,
   type Gate,
-  isInferencePath,
   type ParsedRule,
   type Refusal,
   refusalBody,
   refusalHeaders,
   type Ticket,
 } from '../gate/index.js';
-import { type AuthPolicy, authenticate, type CredentialOptions, rulePolicy } from './credentials.js';
+import {
+  type AuthPolicy,
+  authenticate,
+  type CredentialOptions,
+  rulePolicy,
+  ruleTenantClaim,
+} from './credentials.js';
 import type { Exchange } from './exchange.js';
 import type { Target } from './forward.js';
 import type { Dialect, RefusalResponse } from './handler.js';
+import { isGatedPath, needsCredential } from './route-policy.js';
 
 /** Whether an endpoint may take traffic outside the gate (its breaker is closed). */
 export type UsableFn = (service: string, endpointId: string) => boolean;
@@ -36,6 +42,8 @@ export class RuleDialect implements Dialect {
   #targets = new Map<string, Target>();
   #order: WeightedTarget[] = [];
   #policy: AuthPolicy = 'disabled';
+  /** The process credentials with this rule's tenant_claim, when it declares one. */
+  #creds: CredentialOptions;
 
   constructor(
     readonly gate: Gate,
@@ -46,6 +54,7 @@ export class RuleDialect implements Dialect {
     this.service = parsed.service;
     this.key = parsed.key;
     this.pd = false;
+    this.#creds = creds;
     this.update(parsed);
   }
 
@@ -64,19 +73,22 @@ export class RuleDialect implements Dialect {
         this.#order.push({ t: this.#targets.get(endpointId(e))!, weight: e.weight, cw: 0 });
     }
     this.#policy = rulePolicy(parsed.base);
+    const claim = ruleTenantClaim(parsed.base);
+    this.#creds = claim === undefined ? this.creds : { ...this.creds, tenantClaim: claim };
     this.pd = parsed.aiGateway && parsed.base.pd_disagg_mode === true;
   }
 
+  /** Gated unless known not to be inference (`route-policy.ts`), on the normalised path. */
   isInference(path: string): boolean {
-    return isInferencePath(path);
+    return isGatedPath(path);
   }
 
-  /** Inference routes and every `/v1/` route need the policy's credential. */
+  /** Every path but a health probe needs the policy's credential. */
   authenticate(path: string, headers: Exchange['req']['headers']) {
-    if (this.#policy === 'disabled' || (!this.isInference(path) && !path.startsWith('/v1/'))) {
+    if (this.#policy === 'disabled' || !needsCredential(path)) {
       return { ok: true as const, tenant: undefined };
     }
-    return authenticate(this.#policy, headers, this.creds);
+    return authenticate(this.#policy, headers, this.#creds);
   }
 
   admit(req: Parameters<Dialect['admit']>[0], ex: Exchange) {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proxyNodeFlags, SEMI_SPACE_MB } from '../../cli/proxy-node-flags.js';
+import { signHs256 } from '../jwt.js';
+import { rawRequest } from './abuse/raw.js';
 import { admin, freePort, infer, rule, TestBackend, until } from './helpers.js';
 
 const BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
@@ -70,6 +72,56 @@ describe('sluice proxy', () => {
       expect(rules).toHaveLength(1);
       expect(rules[0]!.serviceArguments).toMatchObject({ port, fc_max_outstanding: 2 });
       expect((await infer(port, { hold: 1 })).status).toBe(200);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exit).toBe(0);
+  }, 30_000);
+
+  test('--admin-host-name, --admin-max-json-depth and the JWT claim flags reach the proxy', async () => {
+    const adminPort = await freePort();
+    const port = await freePort();
+    const file = join(dir, 'jwt-rules.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ lbAttr: [rule(port, { fc_mode: 'enforce' }, [b1], { api_key_auth: 'jwt' })] }),
+    );
+    const secretFile = join(dir, 'jwt-secret');
+    writeFileSync(secretFile, 'cli-secret\n');
+    const p = run([
+      '--config',
+      file,
+      '--admin',
+      `127.0.0.1:${adminPort}`,
+      '--admin-host-name',
+      'gw.example',
+      '--admin-max-json-depth',
+      '8',
+      '--jwt-secret-file',
+      secretFile,
+      '--jwt-audience',
+      'sluice',
+      '--jwt-issuer',
+      'https://idp.example',
+      '--jwt-allow-no-exp',
+    ]);
+    try {
+      expect(await until(() => p.out().includes('management API'), 20_000)).toBe(true);
+      const get = (host: string) => rawRequest(adminPort, `GET /metrics HTTP/1.1\r\nHost: ${host}`);
+      expect((await get(`gw.example:${adminPort}`)).status).toBe(200);
+      expect((await get(`other.example:${adminPort}`)).status).toBe(403);
+      const deep = await admin(adminPort, 'POST', '/netlox/v1/config/loadbalancer', undefined, {
+        raw: `${'['.repeat(9)}${']'.repeat(9)}`,
+      });
+      expect((deep.json as { error: string }).error).toBe('SLUICE_E_JSON_DEPTH');
+      const iss = 'https://idp.example';
+      const call = (claims: Record<string, unknown>) =>
+        infer(port, { hold: 1, headers: { authorization: `Bearer ${signHs256(claims, 'cli-secret')}` } });
+      expect((await call({ sub: 't', aud: 'sluice', iss })).status).toBe(200);
+      const wrongAud = await call({ sub: 't', aud: 'other', iss });
+      expect(JSON.parse(wrongAud.body).error.message).toBe('invalid token (audience)');
+      const wrongIss = await call({ sub: 't', aud: 'sluice', iss: 'x' });
+      expect(JSON.parse(wrongIss.body).error.message).toBe('invalid token (issuer)');
     } finally {
       p.child.kill('SIGTERM');
     }

@@ -75,6 +75,8 @@ export class TestBackend {
   active = 0;
   maxActive = 0;
   receipts: string[] = [];
+  /** The request target of every request, as received. */
+  urls: string[] = [];
   waiting = 0;
   metricsOk = true;
   healthy = true;
@@ -100,6 +102,7 @@ export class TestBackend {
 
   #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = req.url ?? '/';
+    this.urls.push(url);
     if (url.startsWith('/metrics')) {
       if (!this.metricsOk) {
         res.writeHead(500);

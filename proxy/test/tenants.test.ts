@@ -61,7 +61,7 @@ describe('credentials', () => {
     );
     const none = await infer(port, { hold: 1 });
     expect(none.status).toBe(401);
-    expect(JSON.parse(none.body).error).toBe('unauthorized');
+    expect(JSON.parse(none.body).error.code).toBe('unauthorized');
     expect(none.headers['www-authenticate']).toBe('Bearer');
     expect((await infer(port, { hold: 1, headers: bearer('sk-zzz') })).status).toBe(401);
     expect((await infer(port, { hold: 1, headers: { 'x-tenant-id': 'tenant-a' } })).status).toBe(401);
