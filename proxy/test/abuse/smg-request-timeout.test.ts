@@ -5,10 +5,11 @@
  * head is cut, and either way the permit goes back at once, so the next
  * waiter is served instead of being held behind a dead worker.
  */
+import http2 from 'node:http2';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SmgProxy } from '../../smg-proxy.js';
-import { infer, metricSum, until } from '../helpers.js';
+import { infer, inferH2, metricSum, until } from '../helpers.js';
 
 /** A worker that reads requests and never answers (with `head`, it sends a stream's head and one event, then stalls). */
 class StalledWorker {
@@ -130,6 +131,29 @@ describe('SMG --request-timeout-secs', () => {
       expect(r.headers['x-smg-error-code']).toBe('request_timeout');
       expect(p.http.inflight).toBe(0);
     } finally {
+      await p.close();
+    }
+  }, 15_000);
+
+  test('an HTTP/2 stream to a worker that never answers gets the 504 too, and its session stays usable', async () => {
+    const p = await smg(silent.port, { max_concurrent_requests: 2, queue_size: 0 });
+    const session = http2.connect(`http://127.0.0.1:${p.port}`);
+    try {
+      const r = await inferH2(session, { hold: 1 });
+      expect(r.status).toBe(504);
+      expect(r.headers['x-smg-error-code']).toBe('request_timeout');
+      expect(JSON.parse(r.body).error.code).toBe('request_timeout');
+      expect(await until(() => p.smg.pool.inflight === 0)).toBe(true);
+      const status = await new Promise<number>((resolve) => {
+        const q = session.request({ ':method': 'GET', ':path': '/metrics' });
+        q.on('response', (h) => resolve(Number(h[':status'])));
+        q.on('error', () => resolve(0));
+        q.resume();
+        q.end();
+      });
+      expect(status).toBe(200);
+    } finally {
+      session.close();
       await p.close();
     }
   }, 15_000);
