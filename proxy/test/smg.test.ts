@@ -185,7 +185,8 @@ describe('SMG admission control', () => {
       const held = [infer(p.port, { stream: true, hold: 3000 }), infer(p.port, { stream: true, hold: 3000 })];
       expect(await until(() => p.smg.pool.inflight === 2)).toBe(true);
       const drainedAt = Date.now();
-      const waiter = infer(p.port, { hold: 1 });
+      // The waiter streams for a while once admitted, so that in-flight stays past the cap.
+      const waiter = infer(p.port, { stream: true, hold: 1000 });
       expect(await until(() => p.smg.pool.queue.length === 1)).toBe(true);
       // The bucket is empty and the queue full: refused at once.
       const shed = await infer(p.port, { hold: 1 });
