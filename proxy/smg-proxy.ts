@@ -2,8 +2,9 @@
  * `sluice proxy --smg`: the same gate core shaped as SMG's admission
  * control. One listener in front of `--worker-urls`; SMG's inference routes
  * gated (every protocol may wait; the body is not read until admission),
- * the rest bypassed; a permit held to the last byte of a response; SMG's
- * error format and `smg_*` metrics on `GET /metrics` of the same port.
+ * the rest bypassed; a permit held to the last byte of a response, or until
+ * `--request-timeout-secs` ends a stalled one; SMG's error format and `smg_*`
+ * metrics (`smg_http_*` included) on `GET /metrics` of the same port.
  */
 import type http from 'node:http';
 import {
