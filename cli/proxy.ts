@@ -2,19 +2,22 @@
  * `sluice proxy`: the gate core behind a real HTTP proxy on the real clock.
  *
  *   sluice proxy [--config FILE] [--admin HOST:PORT] [--admin-token-file F] [--decision-log FILE] ...
- *   sluice proxy --smg --worker-urls URL... --max-concurrent-requests N [--queue-size N]
- *                [--queue-timeout-secs N] [--rate-limit-tokens-per-second N] [--port P]
+ *   sluice proxy --smg --worker-urls URL... [--max-concurrent-requests N] [--queue-size N]
+ *                [--queue-timeout-secs N] [--rate-limit-tokens-per-second N]
+ *                [--request-timeout-secs N] [--port P]
  *
  * Runs until SIGINT/SIGTERM; see proxy/README.md.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { SMG_I32_MIN } from '../gate/index.js';
 import { installCrashGuard } from '../proxy/crash-guard.js';
 import { loadApiKeys, loadJwtKeys } from '../proxy/credentials.js';
 import { type DecisionSink, JsonlDecisionLog } from '../proxy/decision-log.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../proxy/json-bounds.js';
 import { LoxiProxy } from '../proxy/proxy.js';
 import { SmgProxy } from '../proxy/smg-proxy.js';
+import { SMG_MAX_REQUEST_TIMEOUT_SECS, SMG_REQUEST_TIMEOUT_SECS } from '../proxy/smg-request-timeout.js';
 import { intArg, reportError, UsageError } from './errors.js';
 import { followParent, reexecWithProxyFlags } from './proxy-node-flags.js';
 
@@ -57,6 +60,7 @@ interface ProxyFlags {
   queueSize?: number;
   queueTimeoutSecs?: number;
   rateLimitTokensPerSecond?: number;
+  requestTimeoutSecs: number;
   port: number;
   host: string;
 }
@@ -227,8 +231,8 @@ export function proxyCommand(): Command {
     .option('--worker-urls <url...>', 'SMG: worker base URLs')
     .option(
       '--max-concurrent-requests <n>',
-      'SMG: permits (<= 0 turns admission off)',
-      intArg('--max-concurrent-requests', -1),
+      'SMG: permits (default -1; any value <= 0 turns admission off)',
+      intArg('--max-concurrent-requests', SMG_I32_MIN),
     )
     .option('--queue-size <n>', 'SMG: waiting requests (0: no queue)', intArg('--queue-size', 0))
     .option('--queue-timeout-secs <n>', 'SMG: longest wait in seconds', intArg('--queue-timeout-secs', 0))
@@ -236,6 +240,12 @@ export function proxyCommand(): Command {
       '--rate-limit-tokens-per-second <n>',
       'SMG: bucket refill rate',
       numArg('--rate-limit-tokens-per-second'),
+    )
+    .option(
+      '--request-timeout-secs <n>',
+      'SMG: longest time a request sent to a worker may take (and hold its permit)',
+      intArg('--request-timeout-secs', 1, SMG_MAX_REQUEST_TIMEOUT_SECS),
+      SMG_REQUEST_TIMEOUT_SECS,
     )
     .option('--port <n>', 'SMG: listening port', intArg('--port', 0, 65535), 30_000)
     .option('--host <host>', 'SMG: listening address', '127.0.0.1')
@@ -349,10 +359,11 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
 
 async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
   if (!f.workerUrls || f.workerUrls.length === 0) throw new UsageError('--smg needs --worker-urls URL...');
-  if (f.maxConcurrentRequests === undefined) throw new UsageError('--smg needs --max-concurrent-requests N');
+  // Without --max-concurrent-requests, admission control is off (SMG's default -1).
   const proxy = new SmgProxy({
+    requestTimeoutSecs: f.requestTimeoutSecs,
     settings: {
-      max_concurrent_requests: f.maxConcurrentRequests,
+      ...(f.maxConcurrentRequests === undefined ? {} : { max_concurrent_requests: f.maxConcurrentRequests }),
       ...(f.queueSize === undefined ? {} : { queue_size: f.queueSize }),
       ...(f.queueTimeoutSecs === undefined ? {} : { queue_timeout_secs: f.queueTimeoutSecs }),
       ...(f.rateLimitTokensPerSecond === undefined
@@ -381,6 +392,11 @@ async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
     },
   });
   await proxy.start();
-  process.stdout.write(`sluice proxy --smg: listening on http://${f.host}:${proxy.port}\n`);
+  const cap = proxy.smg.settings;
+  process.stdout.write(
+    `sluice proxy --smg: listening on http://${f.host}:${proxy.port} (admission control ${
+      cap.enabled ? `on: ${cap.maxConcurrentRequests} permits` : 'off'
+    })\n`,
+  );
   return () => proxy.close(f.shutdownGraceMs);
 }

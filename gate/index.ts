@@ -64,6 +64,7 @@ export { endpointId, type ParsedRule, parseRule, type RuleEndpoint } from './rul
 export {
   parseSmgSettings,
   type ResolvedSmg,
+  SMG_I32_MIN,
   SMG_RETRY_AFTER_S,
   SmgGate,
   type SmgGateOptions,

@@ -44,6 +44,14 @@ describe('the SMG dialect', () => {
     for (let i = 0; i < 5; i++) expect(s.gate.admit({}).kind).toBe('bypass');
   });
 
+  it('accepts any i32 cap below 0 as "off", not only -1', () => {
+    for (const cap of [-2, -100, -2_147_483_648]) {
+      expect(parseSmgSettings({ max_concurrent_requests: cap })).toMatchObject({ enabled: false });
+      expect(smg({ max_concurrent_requests: cap }).gate.admit({}).kind).toBe('bypass');
+    }
+    expect(() => parseSmgSettings({ max_concurrent_requests: -2_147_483_649 })).toThrow(GateError);
+  });
+
   it('refuses a queue without a timeout and names the setting', () => {
     expect(() => parseSmgSettings({ queue_size: 4, queue_timeout_secs: 0 })).toThrow(
       'smg.queue_timeout_secs: 0 must be above 0 while queue_size is 4',

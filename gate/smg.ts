@@ -47,6 +47,9 @@ export interface ResolvedSmg {
   enabled: boolean;
 }
 
+/** Least `max_concurrent_requests` (SMG's setting is an i32). */
+export const SMG_I32_MIN = -2_147_483_648;
+
 const SMG_KEYS = [
   'max_concurrent_requests',
   'queue_size',
@@ -72,7 +75,8 @@ export function parseSmgSettings(input: unknown, path = 'smg'): ResolvedSmg {
     }
     return v;
   };
-  const maxConcurrentRequests = int('max_concurrent_requests', -1, -1, MAX_CEILING);
+  // SMG's setting is an i32 where any value <= 0 turns admission control off.
+  const maxConcurrentRequests = int('max_concurrent_requests', -1, SMG_I32_MIN, MAX_CEILING);
   const queueSize = int('queue_size', 100, 0, MAX_QUEUE_DEPTH);
   const queueTimeoutSecs = int('queue_timeout_secs', 60, 0, MAX_WINDOW_MS / 1000);
   if (queueSize > 0 && queueTimeoutSecs <= 0) {

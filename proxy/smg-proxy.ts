@@ -2,11 +2,13 @@
  * `sluice proxy --smg`: the same gate core shaped as SMG's admission
  * control. One listener in front of `--worker-urls`; SMG's inference routes
  * gated (every protocol may wait; the body is not read until admission),
- * the rest bypassed; a permit held to the last byte of a response; SMG's
- * error format and `smg_*` metrics on `GET /metrics` of the same port.
+ * the rest bypassed; a permit held to the last byte of a response, or until
+ * `--request-timeout-secs` ends a stalled one; SMG's error format and `smg_*`
+ * metrics (`smg_http_*` included) on `GET /metrics` of the same port.
  */
 import type http from 'node:http';
 import {
+  type GateHost,
   isInferencePath,
   type Refusal,
   renderPrometheus,
@@ -36,6 +38,12 @@ import { type AnyRequest, type AnyResponse, ServiceListener } from './listener.j
 import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
 import { type ClientLimits, DEFAULT_LIMITS } from './proxy.js';
+import { SmgHttpMetrics } from './smg-http-metrics.js';
+import {
+  RequestDeadlines,
+  SMG_MAX_REQUEST_TIMEOUT_SECS,
+  SMG_REQUEST_TIMEOUT_SECS,
+} from './smg-request-timeout.js';
 
 export interface SmgProxyOptions {
   settings: SmgSettings;
@@ -52,6 +60,11 @@ export interface SmgProxyOptions {
   backend?: Partial<BackendTimeouts>;
   /** The rate-limited sec.ai.deny lines (stderr by default). */
   audit?: AuditOptions;
+  /**
+   * SMG's `--request-timeout-secs`: longest time a request sent to a worker may
+   * take (and so hold its permit) before it is ended. @default 1800
+   */
+  requestTimeoutSecs?: number;
   /** Clock ms per real ms of the gate's clock (see `ProxyOptions.timeScale`). @default 1 */
   timeScale?: number;
 }
@@ -81,6 +94,7 @@ class SmgDialect implements Dialect {
     readonly workers: Target[],
     readonly monitor: EndpointMonitor,
     readonly metrics: () => string,
+    readonly deadlines: RequestDeadlines,
   ) {}
   isInference(path: string): boolean {
     return isInferencePath(path, SMG_INFERENCE_PATHS);
@@ -89,7 +103,10 @@ class SmgDialect implements Dialect {
     return { ok: true as const, tenant: undefined };
   }
   admit(req: Parameters<Dialect['admit']>[0], ex: Exchange) {
-    return this.smg.admit(req, ex);
+    const d = this.smg.admit(req, ex);
+    // Admitted or bypassed, the request goes to a worker now (a waiter's turn arms it in the host).
+    if (d.kind === 'admit' || d.kind === 'bypass') this.deadlines.arm(ex);
+    return d;
   }
   cancel(ticket: Ticket): void {
     this.smg.cancel(ticket);
@@ -121,9 +138,12 @@ class SmgDialect implements Dialect {
       error: code,
     };
   }
+  /** `GET /metrics`, answered by the gateway itself. */
+  isMetrics(req: AnyRequest): boolean {
+    return req.method === 'GET' && (req.url ?? '/').split('?')[0] === '/metrics';
+  }
   local(req: AnyRequest, res: AnyResponse): boolean {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics' || req.method !== 'GET') return false;
+    if (!this.isMetrics(req)) return false;
     const text = this.metrics();
     (res as http.ServerResponse).writeHead(200, {
       'content-type': 'text/plain; version=0.0.4; charset=utf-8',
@@ -144,6 +164,10 @@ export class SmgProxy {
   readonly counters = new ProxyCounters();
   /** The sec.ai.deny lines on stderr. */
   readonly audit: AuditLog;
+  /** `smg_http_responses_total` and `smg_http_inflight_request_age_count`. */
+  readonly http = new SmgHttpMetrics();
+  /** `--request-timeout-secs`. */
+  readonly deadlines: RequestDeadlines;
   readonly listener: ServiceListener;
   readonly #log: DecisionSink | null;
 
@@ -151,7 +175,24 @@ export class SmgProxy {
     const workers = o.workerUrls.map(workerTarget);
     if (workers.length === 0) throw new Error('--worker-urls: at least one worker is required');
     this.clock = new RealClock(o.timeScale ?? 1);
-    this.smg = new SmgGate(o.settings, { clock: this.clock, host: exchangeHost });
+    const timeoutSecs = o.requestTimeoutSecs ?? SMG_REQUEST_TIMEOUT_SECS;
+    if (!Number.isInteger(timeoutSecs) || timeoutSecs < 1 || timeoutSecs > SMG_MAX_REQUEST_TIMEOUT_SECS) {
+      throw new RangeError(
+        `--request-timeout-secs: ${timeoutSecs} is not an integer from 1 to ${SMG_MAX_REQUEST_TIMEOUT_SECS}`,
+      );
+    }
+    this.deadlines = new RequestDeadlines(timeoutSecs, this.clock);
+    const deadlines = this.deadlines;
+    // A waiter's turn sends it to a worker: its request timeout starts then.
+    const host: GateHost = {
+      granted(ticket, permit) {
+        const taken = exchangeHost.granted(ticket, permit);
+        if (taken === 'taken') deadlines.arm(ticket.context as Exchange);
+        return taken;
+      },
+      ended: (ticket, refusal) => exchangeHost.ended(ticket, refusal),
+    };
+    this.smg = new SmgGate(o.settings, { clock: this.clock, host });
     this.valve = AcceptValve.fromEnv(o.env ?? process.env);
     this.pools = new BackendPools(this.valve, o.backend);
     this.#log = o.decisionLog ?? null;
@@ -165,7 +206,7 @@ export class SmgProxy {
     );
     this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
     const limits = { ...DEFAULT_LIMITS, ...o.limits };
-    const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText());
+    const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText(), this.deadlines);
     const handler = new RequestHandler(dialect, {
       clock: this.clock,
       pools: this.pools,
@@ -180,6 +221,7 @@ export class SmgProxy {
       onRecord: (r) => {
         this.counters.record(r);
         this.audit.record(r);
+        this.http.response(r.status, r.error);
       },
       onInternalError: (err, service, req) => {
         this.counters.internalErrors++;
@@ -192,7 +234,10 @@ export class SmgProxy {
       port: o.port ?? 30000,
       valve: this.valve,
       ...limits,
-      onRequest: (req, res, protocol) => handler.handle(req, res, protocol),
+      onRequest: (req, res, protocol) => {
+        if (!dialect.isMetrics(req)) this.http.track(res, this.clock.now());
+        handler.handle(req, res, protocol);
+      },
       onFault: (k) => this.counters.fault(k),
     });
   }
@@ -208,6 +253,7 @@ export class SmgProxy {
   metricsText(): string {
     return renderPrometheus([
       ...this.smg.collect(),
+      ...this.http.collect(this.clock.now()),
       ...valveFamilies(this.valve),
       ...this.monitor.collect(),
       ...counterFamilies(this.counters),

@@ -2,8 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TraceFormatError } from './errors.js';
 import {
+  MAX_TRACE_LINE_CHARS,
   readAzureTrace,
+  readLines,
   readMooncakeTrace,
   readTrace,
   tokenHistogramsOfFile,
@@ -120,6 +123,45 @@ describe('trace files with errors', () => {
     await expect(collect(readMooncakeTrace(path, { name: 'trace.jsonl' }))).rejects.toThrow(
       "trace.jsonl:2: timestamp is '5', expected a time not before the previous line (10)",
     );
+  });
+
+  it('stop at a line longer than MAX_TRACE_LINE_CHARS, naming file and line', async () => {
+    const path = join(dir, 'long.jsonl');
+    const ok = '{"timestamp": 1, "input_length": 1, "output_length": 1}\n';
+    await writeFile(path, `${ok}${ok}{"timestamp": 2, "pad": "${'x'.repeat(MAX_TRACE_LINE_CHARS)}"}\n${ok}`);
+    const err = await collect(readMooncakeTrace(path, { name: 'trace.jsonl' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TraceFormatError);
+    expect((err as TraceFormatError).message).toMatch(
+      new RegExp(
+        `^trace\\.jsonl:3: line is '.*', expected a line of at most ${MAX_TRACE_LINE_CHARS} characters`,
+      ),
+    );
+    // Not skippable: a line that long is not read at all.
+    await expect(collect(readMooncakeTrace(path, { skipBadLines: true }))).rejects.toThrow('long.jsonl:3:');
+  });
+
+  it('stop a file without line breaks once MAX_TRACE_LINE_CHARS is passed, not at its end', async () => {
+    const path = join(dir, 'one-line.csv');
+    await writeFile(path, `TIMESTAMP,ContextTokens,GeneratedTokens\n${'9'.repeat(4 * MAX_TRACE_LINE_CHARS)}`);
+    await expect(collect(readAzureTrace(path, { name: 'az.csv' }))).rejects.toThrow(
+      `az.csv:2: line is '${'9'.repeat(60)}', expected a line of at most ${MAX_TRACE_LINE_CHARS} characters`,
+    );
+  });
+
+  it('split lines at \\n, \\r\\n and \\r, a \\r\\n across two chunks being one break', async () => {
+    const path = join(dir, 'breaks.txt');
+    // 64 KiB is the read stream's chunk: the \r ends the first chunk, its \n opens the second.
+    const first = 'a'.repeat(64 * 1024 - 1);
+    await writeFile(path, `${first}\r\nb\rc\n\nd`);
+    const lines: { text: string; line: number }[] = [];
+    for await (const l of readLines(path)) lines.push({ text: l.text.slice(0, 3), line: l.line });
+    expect(lines).toEqual([
+      { text: 'aaa', line: 1 },
+      { text: 'b', line: 2 },
+      { text: 'c', line: 3 },
+      { text: '', line: 4 },
+      { text: 'd', line: 5 },
+    ]);
   });
 
   it('reject a missing file with the system error', async () => {

@@ -1,11 +1,10 @@
 /**
  * Streaming trace readers: the only file I/O of the client models. Each reader yields one normalised
- * {@link TraceRecord} per data line and holds one line in memory at a time (node:readline over a read
- * stream); blank lines are skipped.
+ * {@link TraceRecord} per data line and holds one line in memory at a time (at most
+ * {@link MAX_TRACE_LINE_CHARS}); blank lines are skipped.
  */
 import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { createInterface } from 'node:readline';
 import {
   type DecisionLogDefaults,
   isReplayed,
@@ -52,19 +51,73 @@ function guarded<T>(options: TraceReadOptions, read: () => T): T | undefined {
   }
 }
 
-/** Lines of a text file, 1-based, streamed; `\r\n` and `\n` both end a line. */
-export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number }> {
+/**
+ * Longest trace line read, in characters (1 MiB of text: a real Azure or Mooncake row is under
+ * 1 KiB, a decision-log line under 2 KiB). A longer line, or a file with no line break within
+ * this much, stops the read with a TraceFormatError naming the file and line, before the line
+ * is held in memory whole.
+ */
+export const MAX_TRACE_LINE_CHARS = 1 << 20;
+
+function lineTooLong(file: string, line: number, head: string, maxChars: number): TraceFormatError {
+  return new TraceFormatError(
+    file,
+    line,
+    'line',
+    head,
+    `a line of at most ${maxChars} characters (this one is longer)`,
+  );
+}
+
+/**
+ * Lines of a text file, 1-based, streamed; `\r\n`, `\n` and `\r` each end a line.
+ * @param file the file as named in errors (default: its base name)
+ * @param maxChars longest line (see {@link MAX_TRACE_LINE_CHARS})
+ * @throws TraceFormatError at the first line longer than `maxChars`
+ */
+export async function* readLines(
+  path: string,
+  file: string = basename(path),
+  maxChars: number = MAX_TRACE_LINE_CHARS,
+): AsyncGenerator<{ text: string; line: number }> {
   const handle = await open(path, 'r');
   const stream = handle.createReadStream({ encoding: 'utf8' });
-  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
+  let pending = '';
+  // The previous chunk ended in \r: a \n opening this one belongs to that line break.
+  let afterCr = false;
+  const breaks = /\r\n|\r|\n/g;
   try {
-    for await (const text of rl) {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      let start = afterCr && chunk.charCodeAt(0) === 10 ? 1 : 0;
+      afterCr = false;
+      breaks.lastIndex = start;
+      for (let m = breaks.exec(chunk); m !== null; m = breaks.exec(chunk)) {
+        const text = pending === '' ? chunk.slice(start, m.index) : pending + chunk.slice(start, m.index);
+        pending = '';
+        line += 1;
+        if (text.length > maxChars) throw lineTooLong(file, line, text.slice(0, 60), maxChars);
+        yield { text, line };
+        start = m.index + m[0].length;
+        if (m[0] === '\r' && start === chunk.length) afterCr = true;
+      }
+      if (start < chunk.length) {
+        if (pending.length + chunk.length - start > maxChars) {
+          throw lineTooLong(
+            file,
+            line + 1,
+            (pending + chunk.slice(start, start + 60)).slice(0, 60),
+            maxChars,
+          );
+        }
+        pending += chunk.slice(start);
+      }
+    }
+    if (pending !== '') {
       line += 1;
-      yield { text, line };
+      yield { text: pending, line };
     }
   } finally {
-    rl.close();
     stream.destroy();
     await handle.close().catch(() => undefined);
   }
@@ -83,7 +136,7 @@ export async function* readAzureTrace(
   const normalise = azureNormaliser();
   let columns: AzureColumns | undefined;
   let n = 0;
-  for await (const { text, line } of readLines(path)) {
+  for await (const { text, line } of readLines(path, file)) {
     if (n >= limit) return;
     if (text.trim() === '') continue;
     if (columns === undefined) {
@@ -111,7 +164,7 @@ export async function* readMooncakeTrace(
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const normalise = mooncakeNormaliser();
   let n = 0;
-  for await (const { text, line } of readLines(path)) {
+  for await (const { text, line } of readLines(path, file)) {
     if (n >= limit) return;
     if (text.trim() === '') continue;
     const ref = { file, line };
@@ -164,7 +217,7 @@ export async function* readDecisionLog(
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const defaults = options.defaults ?? { promptTokens: 512, outputTokens: 128 };
   async function* rows(): AsyncGenerator<{ record: TraceRecord; endMs: number }> {
-    for await (const { text, line } of readLines(path)) {
+    for await (const { text, line } of readLines(path, file)) {
       if (text.trim() === '' || !isReplayed(text)) continue;
       const ref = { file, line };
       const row = guarded(options, () => parseDecisionLogLine(text, ref));

@@ -4,7 +4,10 @@
  * the documentation never disagree.
  */
 import { z } from 'zod';
-import { JSON_OVERRIDES, scenarioFileSchema } from './schema.js';
+import { MAX_TRACE_LINE_CHARS } from '../clients/trace-files.js';
+import { MAX_LISTED_ISSUES } from './errors.js';
+import { MAX_SCENARIO_BYTES } from './load.js';
+import { JSON_OVERRIDES, SCENARIO_LIMITS, scenarioFileSchema } from './schema.js';
 
 type Json = Record<string, unknown>;
 
@@ -183,12 +186,42 @@ scenarios/x.yaml:35:42: clients.arrival.rate_per_sec: -3 is not above 0
 \`\`\`
 `;
 
+/** The bounds of a scenario file and its numbers, from the constants the loader checks. */
+function limitsSection(): string {
+  const L = SCENARIO_LIMITS;
+  const n = (x: number): string => x.toLocaleString('en-US');
+  return [
+    '## Limits',
+    '',
+    'Bounds far above any real scenario, so that `sluice validate` refuses what `sluice run` could not do.',
+    'Each is checked before the run starts, and a file past one is refused (exit 2) with the field, the',
+    'value and the bound.',
+    '',
+    '| bound | limit |',
+    '| --- | --- |',
+    `| scenario file size (checked before parsing) | ${n(MAX_SCENARIO_BYTES)} bytes (4 MiB) |`,
+    `| problems listed per file (the rest counted: "and N more problems") | ${MAX_LISTED_ISSUES} |`,
+    `| trace file line (\`clients.trace.file\`) | ${n(MAX_TRACE_LINE_CHARS)} characters |`,
+    `| \`name\` | ${128} characters, no \`/\`, \`\\\`, control characters, not \`.\` or \`..\` (it names output directories) |`,
+    `| any \`_per_sec\` rate of one arrival process | ${n(L.ratePerSec)} requests/s |`,
+    `| requests the arrivals may offer (peak rates added, times \`duration_s\`) | ${n(L.offeredRequests)} |`,
+    `| \`duration_s\` of the run | 86,400 s (1 day) |`,
+    `| any other time | ${n(L.ms)} ms, ${n(L.s)} s (7 days) |`,
+    `| engines over all groups | ${n(L.engines)} |`,
+    `| closed-loop \`users\` | ${n(L.users)} |`,
+    `| \`spike_count\` | ${n(L.spikeCount)} |`,
+    `| counts (arrivals, retries, requests per user, cycles) | ${n(L.count)} |`,
+    `| other numbers (token counts, weights, speedups, distribution values) | ±${n(L.value)} |`,
+    '',
+  ].join('\n');
+}
+
 /** The text of `scenarios/README.md`: conventions, the library, and the reference generated from the schema. */
 export function renderReadme(library: readonly LibraryEntry[]): string {
   const schema = scenarioJsonSchema();
   const defs = (schema.definitions ?? {}) as Record<string, Json>;
   const props = (schema.properties ?? {}) as Record<string, Json>;
-  const parts: string[] = [INTRO];
+  const parts: string[] = [INTRO, limitsSection()];
   parts.push('## The library', '', '| file | what it demonstrates |', '| --- | --- |');
   for (const e of library) parts.push(`| [${e.file}](./${e.file}) | ${esc(e.description)} |`);
   parts.push(

@@ -21,6 +21,9 @@ export interface ScenarioIssue {
   readonly message: string;
 }
 
+/** Most problems a ScenarioError lists; the rest are counted ("and N more"). */
+export const MAX_LISTED_ISSUES = 20;
+
 /** Stable code of scenario errors. */
 export const SCENARIO_ERROR_CODE = 'SLUICE_E_SCENARIO';
 
@@ -30,13 +33,20 @@ export class ScenarioError extends Error {
   readonly code = SCENARIO_ERROR_CODE;
   /** The file as named by the caller. */
   readonly file: string;
-  /** Every problem, in file order. */
+  /** The problems, in file order: the first {@link MAX_LISTED_ISSUES}. */
   readonly issues: readonly ScenarioIssue[];
 
-  constructor(file: string, issues: readonly ScenarioIssue[]) {
-    super(issues.map((i) => i.message).join('\n'));
+  /** Problems found beyond those listed (the list stops at {@link MAX_LISTED_ISSUES}). */
+  readonly omitted: number;
+
+  constructor(file: string, issues: readonly ScenarioIssue[], omitted = 0) {
+    super(
+      issues.map((i) => i.message).join('\n') +
+        (omitted > 0 ? `\n${file}: and ${omitted} more problem${omitted === 1 ? '' : 's'}` : ''),
+    );
     this.file = file;
     this.issues = issues;
+    this.omitted = omitted;
   }
 }
 

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isScenarioError, ScenarioError } from './errors.js';
-import { loadScenario, parseScenarioText } from './load.js';
+import { isScenarioError, MAX_LISTED_ISSUES, ScenarioError } from './errors.js';
+import { loadScenario, MAX_SCENARIO_BYTES, parseScenarioText } from './load.js';
 import { dataFileCandidates, REPO_ROOT } from './resolve.js';
 
 /** A small valid scenario; line numbers below refer to this text. */
@@ -379,5 +379,103 @@ describe('loadScenario', () => {
     writeFileSync(join(dir, 's.yaml'), BASE);
     const s = await loadScenario(join(dir, 's.yaml'));
     expect(s.file).toBe(join(dir, 's.yaml'));
+  });
+});
+
+describe('bounded inputs', () => {
+  it('refuses 40,000 unknown keys in bounded time, listing the first 20 in file order and counting the rest', () => {
+    const keys = Array.from({ length: 40_000 }, (_, i) => `bogus_${i}: ${i}\n`).join('');
+    const err = errorOf(BASE + keys);
+    expect(err.issues).toHaveLength(MAX_LISTED_ISSUES);
+    expect(err.omitted).toBe(40_000 - MAX_LISTED_ISSUES);
+    expect(err.issues[0]!.message).toMatch(/^x\.yaml:18:1: bogus_0: unknown key/);
+    expect(err.issues[19]!.message).toMatch(/^x\.yaml:37:1: bogus_19: unknown key/);
+    const lines = err.message.split('\n');
+    expect(lines).toHaveLength(MAX_LISTED_ISSUES + 1);
+    expect(lines.at(-1)).toBe('x.yaml: and 39980 more problems');
+  }, 10_000);
+
+  it('still reports repeated keys, by line, with the YAML check done in one pass', () => {
+    const err = errorOf(BASE.replace('duration_s: 60\n', 'duration_s: 60\nduration_s: 61\n'));
+    expect(err.message).toBe('x.yaml:3:1: YAML: Map keys must be unique');
+    const many = Array.from({ length: 30_000 }, () => 'seed: 1\n').join('');
+    const big = errorOf(BASE + many);
+    expect(big.issues).toHaveLength(MAX_LISTED_ISSUES);
+    expect(big.omitted).toBe(30_000 - 1 - MAX_LISTED_ISSUES);
+  }, 10_000);
+
+  it('refuses a file over MAX_SCENARIO_BYTES from its size, before reading or parsing it', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'sluice-big-'));
+    const path = join(d, 'big.yaml');
+    // Not YAML at all: a parse would report that, the size check comes first.
+    writeFileSync(path, Buffer.alloc(MAX_SCENARIO_BYTES + 1, '['));
+    const err = await loadScenario(path).catch((e: unknown) => e);
+    expect(isScenarioError(err)).toBe(true);
+    expect((err as ScenarioError).message).toBe(
+      `${path}: the file is ${MAX_SCENARIO_BYTES + 1} bytes; expected a scenario file of at most ${MAX_SCENARIO_BYTES} bytes (4 MiB) (put long traces in a trace file)`,
+    );
+    const text = `${BASE}# ${'x'.repeat(MAX_SCENARIO_BYTES)}\n`;
+    expect(errorOf(text).message).toMatch(
+      /^x\.yaml: the file is \d+ bytes; expected a scenario file of at most/,
+    );
+    // At the limit, a file is read as usual.
+    const ok = join(d, 'ok.yaml');
+    writeFileSync(ok, `${BASE}#${' '.repeat(MAX_SCENARIO_BYTES - BASE.length - 2)}\n`);
+    expect((await loadScenario(ok)).name).toBe('t');
+  });
+
+  it('bounds the numbers: 1e308 requests per second is refused by validation, not by the run', () => {
+    expect(errorOf(BASE.replace('rate_per_sec: 5', 'rate_per_sec: 1e308')).message).toBe(
+      'x.yaml:17:42: clients.arrival.rate_per_sec: 1e+308 is above the maximum 1000000',
+    );
+    const cases: [string, string, RegExp][] = [
+      ['duration_s: 60', 'duration_s: 1e9', /duration_s: 1000000000 is above the maximum 86400/],
+      [
+        '  arrival: {kind: poisson, rate_per_sec: 5}',
+        '  arrival: {kind: poisson, rate_per_sec: 5}\n  deadline_ms: 1e12',
+        /clients\.deadline_ms: 1000000000000 is above the maximum 604800000/,
+      ],
+      [
+        '  arrival: {kind: poisson, rate_per_sec: 5}',
+        '  arrival: {kind: poisson, rate_per_sec: 5}\n  prompt_tokens: {kind: fixed, value: 1e300}',
+        /clients\.prompt_tokens\.value: 1e\+300 is above the maximum 1000000000/,
+      ],
+      ['    count: 2', '    count: 5000', /engines\[0\]\.count: 5000 is above the maximum 4096/],
+      [
+        '    count: 2\n',
+        '    count: 4096\n  - profile: llama-3.1-8b-h100\n    count: 1\n',
+        /engines: 4097 engines in all is above the maximum 4096/,
+      ],
+    ];
+    for (const [from, to, want] of cases) expect(errorOf(BASE.replace(from, to)).message).toMatch(want);
+  });
+
+  it('refuses arrivals that would offer more requests than a run can hold (rate x duration)', () => {
+    const text = BASE.replace('duration_s: 60', 'duration_s: 86400').replace(
+      'rate_per_sec: 5',
+      'rate_per_sec: 1000',
+    );
+    expect(errorOf(text).message).toMatch(
+      /^x\.yaml:\d+:\d+: clients: the arrivals may offer about 86400000 requests over duration_s 86400 .* above the maximum 20000000$/,
+    );
+    // The shipped hour-long benchmark (1000 req/s for 3600 s) stays well within.
+    expect(
+      parseScenarioText(
+        BASE.replace('duration_s: 60', 'duration_s: 3600').replace('rate_per_sec: 5', 'rate_per_sec: 1000'),
+        'x.yaml',
+      ).duration_s,
+    ).toBe(3600);
+  });
+
+  it('refuses a name that could become a path outside the output directory', () => {
+    for (const name of ['../escape', '/etc/x', 'a/b', 'a\\\\b', '..', '.']) {
+      const err = errorOf(BASE.replace('name: t', `name: ${JSON.stringify(name)}`));
+      expect(err.message).toMatch(/^x\.yaml:1:7: name: .* is not a plain name/);
+    }
+    for (const name of ['default', 'sim-memory-10', 'a..b', 'with space']) {
+      expect(parseScenarioText(BASE.replace('name: t', `name: ${JSON.stringify(name)}`), 'x.yaml').name).toBe(
+        name,
+      );
+    }
   });
 });

@@ -18,15 +18,44 @@ import {
   ENDPOINT_KEYS,
   serviceArgumentsJson,
 } from './gate-section.js';
-import { encode, type IssueText, report, scenarioErrorMap } from './issues.js';
+import { encode, type IssueText, report, scenarioErrorMap, show } from './issues.js';
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 
-const nonNegative = () => z.number().min(0);
-const positive = () => z.number().positive();
+/**
+ * Upper bounds of a scenario's numbers: far above any real deployment, and low enough that
+ * `validate` refuses what `run` could not do (1e308 requests per second would otherwise pass
+ * validation and exhaust memory in the run). Documented in scenarios/README.md.
+ */
+export const SCENARIO_LIMITS = {
+  /** Requests per second of one arrival process. */
+  ratePerSec: 1_000_000,
+  /** Any time in ms: 7 days. */
+  ms: 7 * 86_400_000,
+  /** Any time in s: 7 days. */
+  s: 7 * 86_400,
+  /** Any other number: weights, speedups, distribution values (token counts, think times). */
+  value: 1_000_000_000,
+  /** Counts: arrivals, retries, requests per user, cycles, thresholds. */
+  count: 1_000_000_000,
+  /** Closed-loop users. */
+  users: 100_000,
+  /** Requests of a spike sent all at once. */
+  spikeCount: 1_000_000,
+  /** Engines over all groups. */
+  engines: 4096,
+  /** Peak arrival rate (all open-loop processes added) times duration_s: the requests a run may be offered. */
+  offeredRequests: 20_000_000,
+} as const;
+
+const L = SCENARIO_LIMITS;
+const nonNegative = (max: number = L.value) => z.number().min(0).max(max);
+const positive = (max: number = L.value) => z.number().positive().max(max);
+/** Any finite number within ±SCENARIO_LIMITS.value (distribution values, clamps, coefficients). */
+const bounded = () => z.number().min(-L.value).max(L.value);
 const share = () => z.number().min(0).max(1);
-const count = () => z.int().min(0);
+const count = (max: number = L.count) => z.int().min(0).max(max);
 
 /** JSON Schema replacements for schemas whose checks are code (the gate's rule parser). */
 export const JSON_OVERRIDES = new Map<z.core.$ZodType, () => Record<string, unknown>>();
@@ -35,21 +64,20 @@ export const JSON_OVERRIDES = new Map<z.core.$ZodType, () => Record<string, unkn
 // Token and think-time distributions (sim/clients/distributions.ts)
 
 const clamp = {
-  min: z
-    .number()
+  min: bounded()
     .optional()
     .describe('Lower clamp applied after sampling (inclusive). Token counts are at least 1.'),
-  max: z.number().optional().describe('Upper clamp applied after sampling (inclusive).'),
+  max: bounded().optional().describe('Upper clamp applied after sampling (inclusive).'),
 };
 
 const fixedDist = z
-  .strictObject({ kind: z.literal('fixed'), value: z.number().describe('The value.'), ...clamp })
+  .strictObject({ kind: z.literal('fixed'), value: bounded().describe('The value.'), ...clamp })
   .describe('Always the same value.');
 const uniformDist = z
   .strictObject({
     kind: z.literal('uniform'),
-    low: z.number().describe('Lowest value (inclusive).'),
-    high: z.number().describe('Highest value (inclusive for token counts).'),
+    low: bounded().describe('Lowest value (inclusive).'),
+    high: bounded().describe('Highest value (inclusive for token counts).'),
     ...clamp,
   })
   .describe('Uniform between low and high.')
@@ -65,8 +93,15 @@ const lognormalDist = z
     kind: z.literal('lognormal'),
     median: positive().optional().describe('Median (with p95).'),
     p95: positive().optional().describe('95th percentile, >= median (with median).'),
-    mu: z.number().optional().describe('Mean of the underlying normal (with sigma).'),
-    sigma: nonNegative().optional().describe('Standard deviation of the underlying normal (with mu).'),
+    mu: z
+      .number()
+      .min(-50)
+      .max(50)
+      .optional()
+      .describe('Mean of the underlying normal (with sigma), -50..50.'),
+    sigma: nonNegative(20)
+      .optional()
+      .describe('Standard deviation of the underlying normal (with mu), 0..20.'),
     ...clamp,
   })
   .describe('Lognormal, by median and p95, or by mu and sigma.')
@@ -106,7 +141,7 @@ const lognormalDist = z
 const empiricalDist = z
   .strictObject({
     kind: z.literal('empirical'),
-    values: z.array(z.number()).min(1).describe('The values to draw from.'),
+    values: z.array(bounded()).min(1).describe('The values to draw from.'),
     weights: z
       .array(nonNegative())
       .optional()
@@ -139,17 +174,17 @@ export const distributionSchema = z
 // Arrival processes (sim/clients/arrivals.ts)
 
 const arrivalCommon = {
-  start_ms: nonNegative().optional().describe('Virtual time the process starts, ms. Default 0.'),
+  start_ms: nonNegative(L.ms).optional().describe('Virtual time the process starts, ms. Default 0.'),
   max_arrivals: count().optional().describe('Stop after this many arrivals. Default unlimited.'),
 };
-const durationMs = nonNegative()
+const durationMs = nonNegative(L.ms)
   .optional()
   .describe('Length of the process, ms. Default: to the end of the run.');
 
 const constantArrival = z
   .strictObject({
     kind: z.literal('constant'),
-    rate_per_sec: positive().describe('Requests per second, evenly spaced.'),
+    rate_per_sec: positive(L.ratePerSec).describe('Requests per second, evenly spaced.'),
     duration_ms: durationMs,
     ...arrivalCommon,
   })
@@ -157,7 +192,7 @@ const constantArrival = z
 const poissonArrival = z
   .strictObject({
     kind: z.literal('poisson'),
-    rate_per_sec: positive().describe('Mean requests per second.'),
+    rate_per_sec: positive(L.ratePerSec).describe('Mean requests per second.'),
     duration_ms: durationMs,
     ...arrivalCommon,
   })
@@ -165,8 +200,8 @@ const poissonArrival = z
 const rampArrival = z
   .strictObject({
     kind: z.literal('ramp'),
-    from_rate_per_sec: nonNegative().describe('Rate at the start, requests per second.'),
-    to_rate_per_sec: nonNegative().describe('Rate at the end, requests per second.'),
+    from_rate_per_sec: nonNegative(L.ratePerSec).describe('Rate at the start, requests per second.'),
+    to_rate_per_sec: nonNegative(L.ratePerSec).describe('Rate at the end, requests per second.'),
     duration_ms: durationMs,
     ...arrivalCommon,
   })
@@ -177,8 +212,8 @@ const stepArrival = z
     steps: z
       .array(
         z.strictObject({
-          duration_ms: nonNegative().describe('Length of the step, ms.'),
-          rate_per_sec: nonNegative().describe('Mean requests per second during the step.'),
+          duration_ms: nonNegative(L.ms).describe('Length of the step, ms.'),
+          rate_per_sec: nonNegative(L.ratePerSec).describe('Mean requests per second during the step.'),
         }),
       )
       .min(1)
@@ -189,16 +224,18 @@ const stepArrival = z
 const spikeArrival = z
   .strictObject({
     kind: z.literal('spike'),
-    base_rate_per_sec: nonNegative().describe('Base Poisson rate, requests per second.'),
+    base_rate_per_sec: nonNegative(L.ratePerSec).describe('Base Poisson rate, requests per second.'),
     duration_ms: durationMs,
-    spike_at_ms: nonNegative().describe('Start of the spike, ms after start_ms.'),
-    spike_rate_per_sec: nonNegative()
+    spike_at_ms: nonNegative(L.ms).describe('Start of the spike, ms after start_ms.'),
+    spike_rate_per_sec: nonNegative(L.ratePerSec)
       .optional()
       .describe('Extra rate during the spike (with spike_duration_ms).'),
-    spike_duration_ms: nonNegative()
+    spike_duration_ms: nonNegative(L.ms)
       .optional()
       .describe('Length of the spike, ms (with spike_rate_per_sec).'),
-    spike_count: count().optional().describe('Requests sent all at once at spike_at_ms (instead of a rate).'),
+    spike_count: count(L.spikeCount)
+      .optional()
+      .describe('Requests sent all at once at spike_at_ms (instead of a rate).'),
     ...arrivalCommon,
   })
   .describe('Poisson base traffic plus a spike: an extra rate for a while, or a burst of requests at once.')
@@ -231,13 +268,15 @@ const spikeArrival = z
 const diurnalArrival = z
   .strictObject({
     kind: z.literal('diurnal'),
-    mean_rate_per_sec: positive().describe('Mean rate, requests per second.'),
-    amplitude_per_sec: nonNegative().describe(
+    mean_rate_per_sec: positive(L.ratePerSec).describe('Mean rate, requests per second.'),
+    amplitude_per_sec: nonNegative(L.ratePerSec).describe(
       'Swing around the mean, requests per second; at most the mean.',
     ),
-    period_ms: positive().describe('Period of the sine, ms.'),
+    period_ms: positive(L.ms).describe('Period of the sine, ms.'),
     phase_ms: z
       .number()
+      .min(-L.ms)
+      .max(L.ms)
       .optional()
       .describe('Shift of the sine, ms. Default 0 (starts at the mean, rising).'),
     duration_ms: durationMs,
@@ -259,7 +298,7 @@ const traceArrival = z
   .strictObject({
     kind: z.literal('trace'),
     at_ms: z
-      .array(nonNegative())
+      .array(nonNegative(L.ms))
       .min(1)
       .describe('Recorded arrival times, ms from the trace start, non-decreasing.'),
     speedup: positive().optional().describe('Time compression: 2 replays twice as fast. Default 1.'),
@@ -314,10 +353,10 @@ const requestShape = {
   non_inference_share: share()
     .optional()
     .describe('Share of non-inference requests (GET /v1/models; bypass the ceilings), 0..1. Default 0.'),
-  deadline_ms: positive()
+  deadline_ms: positive(L.ms)
     .optional()
     .describe('The client gives up (disconnects) this long after its first send, ms. Default none.'),
-  ttft_slo_ms: positive()
+  ttft_slo_ms: positive(L.ms)
     .optional()
     .describe('Time-to-first-token objective for "good" requests, ms. Default none.'),
 };
@@ -370,7 +409,7 @@ export const retrySchema = z
       .strictObject({
         kind: z.literal('honour'),
         max_retries: count().optional().describe('Retries after the first attempt. Default 5.'),
-        fallback_delay_ms: nonNegative()
+        fallback_delay_ms: nonNegative(L.ms)
           .optional()
           .describe('Delay when a refusal has no Retry-After, ms. Default 1000.'),
       })
@@ -379,9 +418,9 @@ export const retrySchema = z
       .strictObject({
         kind: z.literal('sdk'),
         max_retries: count().optional().describe("Default 2, the OpenAI/Anthropic SDKs' max_retries."),
-        initial_delay_ms: nonNegative().optional().describe('Default 500.'),
-        max_delay_ms: nonNegative().optional().describe('Default 8000.'),
-        max_retry_after_sec: nonNegative()
+        initial_delay_ms: nonNegative(L.ms).optional().describe('Default 500.'),
+        max_delay_ms: nonNegative(L.ms).optional().describe('Default 8000.'),
+        max_retry_after_sec: nonNegative(L.s)
           .optional()
           .describe('Largest Retry-After slept as given, s. Default 60.'),
       })
@@ -397,7 +436,7 @@ export const retrySchema = z
     z
       .strictObject({
         kind: z.literal('synchronised'),
-        delay_ms: nonNegative().optional().describe('Delay before every retry, ms. Default 1000.'),
+        delay_ms: nonNegative(L.ms).optional().describe('Delay before every retry, ms. Default 1000.'),
         max_retries: count().optional().describe('Default 3.'),
         honour_retry_after: z
           .boolean()
@@ -415,13 +454,15 @@ export const retrySchema = z
 /** Closed-loop users. */
 export const closedLoopSchema = z
   .strictObject({
-    users: z.int().min(1).describe('Number of users.'),
+    users: z.int().min(1).max(L.users).describe('Number of users.'),
     think_time_ms: distributionSchema.describe(
       'Think time between the end of a request and the next send, ms.',
     ),
-    start_ms: nonNegative().optional().describe('Virtual time of the first send, ms. Default 0.'),
-    ramp_up_ms: nonNegative().optional().describe('First sends spread evenly over this long, ms. Default 0.'),
-    stop_at_ms: nonNegative()
+    start_ms: nonNegative(L.ms).optional().describe('Virtual time of the first send, ms. Default 0.'),
+    ramp_up_ms: nonNegative(L.ms)
+      .optional()
+      .describe('First sends spread evenly over this long, ms. Default 0.'),
+    stop_at_ms: nonNegative(L.ms)
       .optional()
       .describe('No send at or after this time, ms. Default: the end of the run.'),
     requests_per_user: count().optional().describe('Requests per user, then it stops. Default unlimited.'),
@@ -448,13 +489,14 @@ export const traceSchema = z
         "azure (CSV), mooncake (JSONL) or jsonl (the proxy's decision log, replayed in arrival order with its recorded timings). Default: by extension, .csv azure or .jsonl mooncake.",
       ),
     speedup: positive().default(1).describe('Time compression: 2 replays the trace twice as fast.'),
-    start_ms: nonNegative().default(0).describe('Virtual time of the first record, ms.'),
+    start_ms: nonNegative(L.ms).default(0).describe('Virtual time of the first record, ms.'),
     limit: z
       .int()
       .min(1)
+      .max(L.count)
       .optional()
       .describe('Replay at most this many records. Default all (the run ends at duration_s anyway).'),
-    spread_quantised_ms: positive()
+    spread_quantised_ms: positive(L.ms)
       .optional()
       .describe(
         'Spread records sharing a quantised timestamp over the following bucket of this many ms (the Mooncake conversation trace: about 3000).',
@@ -512,18 +554,25 @@ export const engineGroupSchema = z
       .describe(
         'Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays).',
       ),
-    count: z.int().min(1).max(4096).default(1).describe('Number of engines (one endpoint each).'),
+    count: z.int().min(1).max(L.engines).default(1).describe('Number of engines (one endpoint each).'),
     role: z.enum(ENGINE_ROLES).default('normal').describe('normal, or prefill / decode for a P/D pool.'),
     weight: z.int().min(0).max(65535).default(1).describe("Weight of each engine's endpoint in the rule."),
-    max_num_seqs: z.int().min(1).optional().describe("vLLM --max-num-seqs. Default: the profile's."),
+    max_num_seqs: z
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe("vLLM --max-num-seqs. Default: the profile's."),
     max_num_batched_tokens: z
       .int()
       .min(1)
+      .max(100_000_000)
       .optional()
       .describe("vLLM --max-num-batched-tokens (token budget of a step). Default: the profile's."),
     num_gpu_blocks: z
       .int()
       .min(1)
+      .max(10_000_000)
       .optional()
       .describe(
         "KV-cache blocks (vLLM --num-gpu-blocks-override). Default: from the profile's memory budget.",
@@ -540,32 +589,37 @@ export const engineGroupSchema = z
     max_model_len: z
       .int()
       .min(1)
+      .max(100_000_000)
       .optional()
       .describe("Longest prompt + output accepted, tokens. Default: the profile's."),
     long_prefill_token_threshold: count()
       .optional()
       .describe("Cap on one request's prefill chunk, tokens; 0 off. Default 0."),
-    api_overhead_ms: nonNegative()
+    api_overhead_ms: nonNegative(L.ms)
       .optional()
       .describe("Frontend delay before a request reaches the engine, ms. Default: the profile's."),
     cold_start: z
       .strictObject({
-        factor: z.number().min(1).describe('Step-time multiplier at the moment of a (re)start, >= 1.'),
-        window_s: positive().describe('How long the slowdown lasts (falling linearly to 1), s.'),
+        factor: z
+          .number()
+          .min(1)
+          .max(1_000_000)
+          .describe('Step-time multiplier at the moment of a (re)start, >= 1.'),
+        window_s: positive(L.s).describe('How long the slowdown lasts (falling linearly to 1), s.'),
       })
       .optional()
       .describe('Slower steps for a while after an engine returns to service.'),
-    mean_service_ms: positive()
+    mean_service_ms: positive(L.ms)
       .optional()
       .describe(
         'exponential only (required): mean service time of a request, ms. Each of max_num_seqs slots serves one request at a time.',
       ),
     fitted: z
       .strictObject({
-        a: z.number().describe('Fixed ms per step.'),
-        b: z.number().describe('ms per new token.'),
-        c: z.number().describe('ms per scheduled sequence.'),
-        d: z.number().describe('ms per KV token read.'),
+        a: bounded().describe('Fixed ms per step.'),
+        b: bounded().describe('ms per new token.'),
+        c: bounded().describe('ms per scheduled sequence.'),
+        d: bounded().describe('ms per KV token read.'),
       })
       .optional()
       .describe('fitted only (required): step_ms = a + b·tokens + c·seqs + d·kv_tokens.'),
@@ -808,7 +862,7 @@ export const gateSchema = z
 // ---------------------------------------------------------------------------------------------
 // Telemetry and health
 
-const endpointSelector = z.union([z.int().min(0), z.string().min(1)], {
+const endpointSelector = z.union([z.int().min(0).max(L.engines), z.string().min(1).max(256)], {
   error: () =>
     encode({
       detail: 'is not an endpoint index, IP:port or engine group name',
@@ -823,18 +877,18 @@ const selectors = z
   );
 
 const outageSchema = z.strictObject({
-  at_s: nonNegative().describe('Start, s from the start of the run.'),
-  duration_s: positive().describe('Length, s.'),
+  at_s: nonNegative(L.s).describe('Start, s from the start of the run.'),
+  duration_s: positive(L.s).describe('Length, s.'),
   endpoints: selectors.optional().describe('Endpoints whose scrapes fail. Default all.'),
 });
 
 export const telemetrySchema = z
   .strictObject({
-    scrape_interval_s: positive()
+    scrape_interval_s: positive(L.s)
       .default(10)
       .describe("How often the gateway scrapes each engine's /metrics, s."),
     scrape_failure_probability: share().default(0).describe('Chance that one scrape fails, 0..1.'),
-    scrape_latency_ms: nonNegative()
+    scrape_latency_ms: nonNegative(L.ms)
       .default(0)
       .describe('Time a scrape takes, ms (the reading is as old as this when it lands).'),
     ttft_ewma_alpha: z
@@ -851,24 +905,38 @@ export const telemetrySchema = z
 
 export const healthSchema = z
   .strictObject({
-    probe_interval_s: positive().default(5).describe('Health probe period per endpoint, s.'),
-    probe_timeout_ms: positive().default(1000).describe('A probe not answered within this is failed, ms.'),
+    probe_interval_s: positive(L.s).default(5).describe('Health probe period per endpoint, s.'),
+    probe_timeout_ms: positive(L.ms)
+      .default(1000)
+      .describe('A probe not answered within this is failed, ms.'),
     unhealthy_threshold: z
       .int()
       .min(1)
+      .max(1_000_000)
       .default(3)
       .describe('Consecutive failed probes before an endpoint leaves service.'),
     healthy_threshold: z
       .int()
       .min(1)
+      .max(1_000_000)
       .default(2)
       .describe('Consecutive good probes before it returns (and warms up).'),
     circuit_breaker: z
       .strictObject({
         enabled: z.boolean().default(true).describe('Open the breaker on consecutive request failures.'),
-        failure_threshold: z.int().min(1).default(5).describe('Consecutive failed requests that open it.'),
-        open_s: positive().default(30).describe('How long it stays open before a trial request, s.'),
-        success_threshold: z.int().min(1).default(1).describe('Good trial requests that close it again.'),
+        failure_threshold: z
+          .int()
+          .min(1)
+          .max(1_000_000)
+          .default(5)
+          .describe('Consecutive failed requests that open it.'),
+        open_s: positive(L.s).default(30).describe('How long it stays open before a trial request, s.'),
+        success_threshold: z
+          .int()
+          .min(1)
+          .max(1_000_000)
+          .default(1)
+          .describe('Good trial requests that close it again.'),
       })
       .prefault({})
       .describe('Per-endpoint circuit breaker.'),
@@ -910,18 +978,18 @@ export const timelineEventSchema = z
         event: z.literal('flap'),
         ...at,
         endpoints: selectors,
-        period_s: positive().describe('One down-and-up cycle, s.'),
-        down_s: positive()
+        period_s: positive(L.s).describe('One down-and-up cycle, s.'),
+        down_s: positive(L.s)
           .optional()
           .describe('Down part of each cycle, s, below period_s. Default half the period.'),
-        count: z.int().min(1).describe('Number of cycles.'),
+        count: z.int().min(1).max(1_000_000).describe('Number of cycles.'),
       })
       .describe('Endpoints go down and up repeatedly.'),
     z
       .strictObject({
         event: z.literal('scrape_outage'),
         ...at,
-        duration_s: positive().describe('Length, s.'),
+        duration_s: positive(L.s).describe('Length, s.'),
         endpoints: selectors.optional().describe('Default all.'),
       })
       .describe("Scrapes of the engines' /metrics fail for a while (telemetry goes stale)."),
@@ -929,8 +997,8 @@ export const timelineEventSchema = z
       .strictObject({
         event: z.literal('engine_slowdown'),
         ...at,
-        factor: z.number().min(1).describe('Step-time multiplier, >= 1.'),
-        duration_s: positive().optional().describe('Length, s. Default: to the end.'),
+        factor: z.number().min(1).max(1_000_000).describe('Step-time multiplier, >= 1.'),
+        duration_s: positive(L.s).optional().describe('Length, s. Default: to the end.'),
         endpoints: selectors.optional().describe('Default all.'),
       })
       .describe('Engines get slower without errors (a provider slowdown).'),
@@ -943,7 +1011,7 @@ export const timelineEventSchema = z
           .positive()
           .max(1)
           .describe('Share of the engines lost, 0..1 (rounded, at least 1): the last ones in pool order.'),
-        duration_s: positive().optional().describe('Length, s. Default: to the end.'),
+        duration_s: positive(L.s).optional().describe('Length, s. Default: to the end.'),
       })
       .describe('A share of the engines goes down at once.'),
     z
@@ -973,10 +1041,61 @@ export const timelineEventSchema = z
 // ---------------------------------------------------------------------------------------------
 // The file
 
+/** A scenario name that stays one path segment: no separators or control characters, not `.` or `..`. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+export const SCENARIO_NAME = /^(?!\.\.?$)[^/\\\u0000-\u001f\u007f]+$/;
+const SCENARIO_NAME_EXPECTED = 'a name without / or \\ or control characters, other than . and ..';
+
+/** The highest rate an arrival process reaches, and the requests it sends at once (spikes, inline traces). */
+function arrivalPeak(a: z.output<typeof arrivalSchema>): { rate: number; burst: number } {
+  switch (a.kind) {
+    case 'constant':
+    case 'poisson':
+      return { rate: a.rate_per_sec, burst: 0 };
+    case 'ramp':
+      return { rate: Math.max(a.from_rate_per_sec, a.to_rate_per_sec), burst: 0 };
+    case 'step':
+      return { rate: Math.max(...a.steps.map((x) => x.rate_per_sec)), burst: 0 };
+    case 'spike':
+      return { rate: a.base_rate_per_sec + (a.spike_rate_per_sec ?? 0), burst: a.spike_count ?? 0 };
+    case 'diurnal':
+      return { rate: a.mean_rate_per_sec + a.amplitude_per_sec, burst: 0 };
+    case 'trace':
+      return { rate: 0, burst: a.at_ms.length };
+  }
+}
+
+/** Requests the open-loop arrivals may offer over `durationS` (an upper bound: every process at its peak). */
+export function offeredBound(
+  arrivals: readonly (z.output<typeof arrivalSchema> | undefined)[],
+  durationS: number,
+): number {
+  let total = 0;
+  for (const a of arrivals) {
+    if (a === undefined) continue;
+    const p = arrivalPeak(a);
+    total += Math.min(a.max_arrivals ?? Number.POSITIVE_INFINITY, p.rate * durationS + p.burst);
+  }
+  return total;
+}
+
 export const scenarioFileSchema = z
   .strictObject({
     $schema: z.string().optional().describe('Ignored (for editors).'),
-    name: z.string().min(1).describe('Short name of the scenario, used in reports.'),
+    name: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(SCENARIO_NAME, {
+        error: (iss) =>
+          encode({
+            detail: `${show(iss.input)} is not a plain name (it must never become a path outside the output directory)`,
+            expected: SCENARIO_NAME_EXPECTED,
+          }),
+      })
+      .describe(
+        'Short name of the scenario, used in reports and output directory names: no / or \\, no control characters, not . or ..; at most 128 characters.',
+      ),
     description: z.string().default('').describe('What the scenario demonstrates.'),
     seed: z
       .int()
@@ -984,12 +1103,12 @@ export const scenarioFileSchema = z
       .max(2 ** 32 - 1)
       .default(1)
       .describe('Run seed: a run is a function of (scenario, seed). --seed overrides it.'),
-    duration_s: positive()
+    duration_s: positive(L.s)
       .max(86_400)
       .describe(
         'Simulated length of the run, s. Arrivals stop at the end; requests in flight are counted as still in the system.',
       ),
-    warmup_s: nonNegative()
+    warmup_s: nonNegative(L.s)
       .default(0)
       .describe('Leading part of the run excluded from the statistics, s; below duration_s.'),
     gate: gateSchema,
@@ -1003,6 +1122,37 @@ export const scenarioFileSchema = z
     clients: clientsSchema,
     timeline: z.array(timelineEventSchema).default([]).describe('Timed events, in time order.'),
   })
+  .superRefine(
+    (f, ctx) => {
+      const engines = (f.engines ?? []).reduce((n, g) => n + g.count, 0);
+      if (engines > L.engines) {
+        report(
+          ctx,
+          ['engines'],
+          engines,
+          `${engines} engines in all is above the maximum ${L.engines}`,
+          `at most ${L.engines} engines over all groups`,
+        );
+      }
+      const arrivals = [
+        f.clients.arrival,
+        ...(f.clients.tenants ?? []).map((t) => t.arrival),
+        ...f.timeline.map((e) => (e.event === 'workload_shift' ? e.arrival : undefined)),
+      ];
+      const offered = offeredBound(arrivals, f.duration_s);
+      if (offered > L.offeredRequests) {
+        report(
+          ctx,
+          ['clients'],
+          Math.round(offered),
+          `the arrivals may offer about ${Math.round(offered)} requests over duration_s ${f.duration_s} (peak rates added, times the duration), above the maximum ${L.offeredRequests}`,
+          `at most ${L.offeredRequests} requests offered: a lower rate or a shorter duration_s`,
+        );
+      }
+      // Totals over fields are only meaningful once every field is within its own bounds.
+    },
+    { when: (payload) => payload.issues.length === 0 },
+  )
   .meta({
     title: 'Sluice scenario',
     description:
