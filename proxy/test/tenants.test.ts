@@ -144,7 +144,8 @@ describe('decision log', () => {
       ),
     );
     const first = infer(port, { hold: 200, stream: true });
-    await sleep(50);
+    // The second queues behind the first only once the first runs (on a busy machine that takes a while).
+    expect(await until(() => b1.active === 1)).toBe(true);
     const second = infer(port, { hold: 10 });
     await Promise.all([first, second]);
     const mine = async () =>
