@@ -30,6 +30,7 @@ import type { Waiter } from './queue.js';
 import {
   checkSockMap,
   endpointId,
+  inertFieldWarnings,
   nonGateFingerprint,
   type ParsedRule,
   parseRule,
@@ -142,7 +143,7 @@ export class Gate {
     checkSockMap(parsed.base, declared.fc_expose_headers);
     const cfg = resolveConfig(declared, this.#env);
     const fingerprint = nonGateFingerprint(parsed);
-    const warnings: string[] = [];
+    const warnings: string[] = inertFieldWarnings(parsed.key, parsed.base);
     const boundMib = cfg.queueDepth * PARKED_REQUEST_MIB;
     if (parsed.aiGateway && this.#nodeMemoryMib !== undefined && boundMib > this.#nodeMemoryMib / 2) {
       warnings.push(

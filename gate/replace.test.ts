@@ -230,6 +230,19 @@ describe('runtime replace', () => {
     expect(ok.gate.apply(rule({}, undefined, { ...ai, sockMapMode: 'none' })).outcome).toBe('created');
   });
 
+  it('names in a warning each loxilb data-plane field it stores but does not model, and warns of nothing else', () => {
+    const h = new Harness();
+    const r = h.gate.apply(
+      rule({ fc_mode: 'enforce' }, undefined, { connectionLimit: 100, snat: true, name: 'llm' }),
+    );
+    expect(r.warnings).toEqual([
+      `WARNING ${KEY}: serviceArguments.snat is stored and read back, but Sluice does not model it (a loxilb data-plane setting)`,
+      `WARNING ${KEY}: serviceArguments.connectionLimit is stored and read back, but Sluice does not model it (a loxilb data-plane setting)`,
+    ]);
+    expect(h.gate.rules()[0]!.serviceArguments.connectionLimit).toBe(100);
+    expect(new Harness().gate.apply(rule({ fc_mode: 'enforce' })).warnings).toEqual([]);
+  });
+
   it('refuses unknown serviceArguments and endpoint fields naming them', () => {
     const h = new Harness();
     expect(() => h.gate.apply(rule({}, undefined, { colour: 'red' }))).toThrow(

@@ -117,6 +117,45 @@ const apiKeyAuth: Check = (v, where) => {
   }
 };
 
+/**
+ * serviceArguments fields a loxilb rule may carry that act in loxilb's data plane (BGP, SNAT,
+ * connection limits, its own probes, ...) and that Sluice stores and reads back but does not
+ * model: a rule posted from a loxilb export is accepted, and each of these it carries is named in
+ * a warning at apply, so nothing is accepted and silently ignored. (`name` is a label, not a
+ * behaviour.)
+ */
+export const INERT_SERVICE_FIELDS: readonly string[] = [
+  'portMax',
+  'sel',
+  'bgp',
+  'monitor',
+  'inactiveTimeOut',
+  'block',
+  'managed',
+  'snat',
+  'oper',
+  'probetype',
+  'probeport',
+  'probereq',
+  'proberesp',
+  'egress',
+  'host',
+  'proxyprotocolv2',
+  'connectionLimit',
+];
+
+/** The warnings for the inert fields `base` carries (see {@link INERT_SERVICE_FIELDS}). */
+export function inertFieldWarnings(key: string, base: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const f of INERT_SERVICE_FIELDS) {
+    if (base[f] !== undefined)
+      out.push(
+        `WARNING ${key}: serviceArguments.${f} is stored and read back, but Sluice does not model it (a loxilb data-plane setting)`,
+      );
+  }
+  return out;
+}
+
 /** serviceArguments fields outside the gate that a rule may carry, with their checks. */
 export const SERVICE_ARGUMENT_FIELDS: Readonly<Record<string, Check>> = {
   externalIP: isIp,

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { parseFcFields, readEnv } from '../../gate/config.js';
 import { isGateError } from '../../gate/errors.js';
 import { FC_FIELD_NAMES, FIELDS, MODE_VALUES, SWITCH_VALUES } from '../../gate/fields.js';
-import { parseRule, SERVICE_ARGUMENT_FIELDS } from '../../gate/rule.js';
+import { INERT_SERVICE_FIELDS, parseRule, SERVICE_ARGUMENT_FIELDS } from '../../gate/rule.js';
 import { nearest, report, show } from './issues.js';
 
 /** The `LLB_FC_*` (and `LLB_PD_MAX_INFLIGHT_PER_EP`) variables the gate reads. */
@@ -131,15 +131,33 @@ export function checkEndpointList(list: readonly unknown[], ctx: z.RefinementCtx
   return problems;
 }
 
-/** Runs the whole rule through `parseRule` (cross-field checks, duplicate endpoints). */
+/**
+ * Runs the whole rule through `parseRule` (cross-field checks, duplicate endpoints). A loxilb
+ * data-plane field the simulator does not model (`INERT_SERVICE_FIELDS`) is refused: in a
+ * scenario it could only be ignored, and a setting that changes nothing must not look as if it did.
+ */
 export function checkWholeRule(rule: unknown, ctx: z.RefinementCtx, prefix: Path): number {
+  let parsed: ReturnType<typeof parseRule>;
   try {
-    parseRule(rule);
-    return 0;
+    parsed = parseRule(rule);
   } catch (err) {
     reportGateError(ctx, err, prefix);
     return 1;
   }
+  let problems = 0;
+  for (const f of INERT_SERVICE_FIELDS) {
+    const v = parsed.base[f];
+    if (v === undefined) continue;
+    report(
+      ctx,
+      [...prefix, 'serviceArguments', f],
+      v,
+      `${f} is a loxilb data-plane setting the simulator does not model; remove it`,
+      'no such field in a scenario',
+    );
+    problems++;
+  }
+  return problems;
 }
 
 /** Checks a map of `LLB_FC_*` values as the gate reads them; a value the gate would not use as given is an error. */

@@ -124,6 +124,15 @@ describe('parseScenarioText', () => {
     );
   });
 
+  it('refuses a loxilb data-plane field the simulator does not model instead of ignoring it', () => {
+    const err = errorOf(
+      BASE.replace('fc_max_outstanding: 16', 'fc_max_outstanding: 16\n      connectionLimit: 100'),
+    );
+    expect(err.message).toContain(
+      'gate.rule.serviceArguments.connectionLimit: connectionLimit is a loxilb data-plane setting the simulator does not model; remove it',
+    );
+  });
+
   it('reports a bad discriminator with the allowed kinds', () => {
     const err = errorOf(BASE.replace('kind: poisson', 'kind: poison'));
     expect(err.message).toBe(
