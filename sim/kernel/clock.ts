@@ -10,19 +10,8 @@
  * microsecond count divided by 1000, so it may be fractional (e.g. 6.607).
  */
 
-/**
- * The time port the gate core uses. The gate declares the same shape in `gate/clock.ts`;
- * the two are compatible structurally.
- */
-export interface Clock {
-  /** Current time in milliseconds (may be fractional, resolution 1 µs in the simulator). */
-  now(): number;
-  /**
-   * Calls `fn` every `periodMs` milliseconds, first at `now() + periodMs`.
-   * @returns a function that cancels the timer; calling it twice is harmless.
-   */
-  every(periodMs: number, fn: () => void): () => void;
-}
+/** The time port the gate core uses: declared once, in the gate (`gate/clock.ts`); the simulator implements it. */
+export type { Clock, ClockTimer } from '../../gate/index.js';
 
 /** Microseconds per millisecond. */
 export const US_PER_MS = 1000;
