@@ -16,7 +16,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { type ApplyResult, isGateError, type MaintenanceView, type RuleView } from '../gate/index.js';
 import { type AdminAddress, hostAllowed, isJsonContentType, originAllowed } from './admin-guard.js';
-import { nestsDeeperThan } from './json-depth.js';
+import { jsonDepthExceeds } from './json-bounds.js';
 
 /** What the admin API drives. */
 export interface Controller {
@@ -325,8 +325,9 @@ async function readJson(
     }
     chunks.push(c as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (nestsDeeperThan(text, maxDepth)) {
+  const raw = Buffer.concat(chunks);
+  const text = raw.toString('utf8');
+  if (jsonDepthExceeds(raw, maxDepth)) {
     bad(res, 'SLUICE_E_JSON_DEPTH', 'body', `body: JSON nested deeper than ${maxDepth} levels`);
     return undefined;
   }
