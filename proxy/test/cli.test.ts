@@ -3,7 +3,7 @@
  * with the rules of a GET /all document (fc_effective ignored on input),
  * serves them, and stops on SIGTERM; a bad flag or config exits 2.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +11,17 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proxyNodeFlags, SEMI_SPACE_MB } from '../../cli/proxy-node-flags.js';
 import { signHs256 } from '../jwt.js';
 import { rawRequest } from './abuse/raw.js';
-import { admin, freePort, infer, rule, TestBackend, until } from './helpers.js';
+import {
+  admin,
+  freePort,
+  infer,
+  type ProxyProcess,
+  rule,
+  spawnProxy,
+  TestBackend,
+  until,
+} from './helpers.js';
 
-const BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
 const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 let b1: TestBackend;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
@@ -26,29 +34,8 @@ afterAll(async () => {
 });
 
 /** Runs `sluice proxy args`, behind `prefix` (e.g. taskset) when given. */
-function run(
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-  prefix: string[] = [],
-): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const argv = [process.execPath, BIN, 'proxy', ...args];
-  const child = spawn(
-    prefix[0] ?? argv[0]!,
-    [...prefix.slice(1), ...(prefix.length ? argv : argv.slice(1))],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env,
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (c) => {
-    out += c;
-  });
-  child.stderr!.on('data', (c) => {
-    out += c;
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out: () => out, exit };
+function run(args: string[], env: NodeJS.ProcessEnv = process.env, prefix: string[] = []): ProxyProcess {
+  return spawnProxy(args, { env, prefix });
 }
 
 describe('sluice proxy', () => {

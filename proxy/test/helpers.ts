@@ -3,9 +3,13 @@
  * concurrency), a client that reports status/headers/body/timing, the
  * admin API, and a metrics reader. Everything on 127.0.0.1, ephemeral ports.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type http2 from 'node:http2';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { LoxiProxy, type ProxyOptions } from '../proxy.js';
 
@@ -468,3 +472,52 @@ export async function bookkeeping(
 }
 
 export type { http2 };
+
+/** A `sluice proxy` child process: its combined output so far, its stderr alone, and its exit. */
+export interface ProxyProcess {
+  child: ChildProcess;
+  /** stdout and stderr so far, interleaved. */
+  out(): string;
+  /** stderr so far. */
+  err(): string;
+  exit: Promise<number | null>;
+}
+
+const SLUICE_BIN = new URL('../../bin/sluice.js', import.meta.url).pathname;
+
+/**
+ * Spawns `sluice proxy args` (behind `prefix`, e.g. taskset, when given), with `rules` written to a
+ * temporary `--config` file first when given.
+ */
+export function spawnProxy(
+  args: string[],
+  o: { rules?: unknown[]; env?: NodeJS.ProcessEnv; prefix?: string[] } = {},
+): ProxyProcess {
+  const extra: string[] = [];
+  if (o.rules !== undefined) {
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-proxy-')), 'rules.json');
+    writeFileSync(file, JSON.stringify({ lbAttr: o.rules }));
+    extra.push('--config', file);
+  }
+  const argv = [process.execPath, SLUICE_BIN, 'proxy', ...extra, ...args];
+  const prefix = o.prefix ?? [];
+  const child = spawn(
+    prefix[0] ?? argv[0]!,
+    [...prefix.slice(1), ...(prefix.length ? argv : argv.slice(1))],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: o.env ?? process.env,
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c) => {
+    out += c;
+  });
+  child.stderr!.on('data', (c) => {
+    out += c;
+    err += c;
+  });
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, out: () => out, err: () => err, exit };
+}

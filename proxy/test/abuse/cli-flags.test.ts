@@ -4,32 +4,15 @@
  * stalled body 408 under --body-timeout-ms, and a refusal is one sec.ai.deny
  * JSON line on stderr.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { freePort, infer, rule, until } from '../helpers.js';
+import { freePort, infer, rule, spawnProxy, until } from '../helpers.js';
 import { rawClient, silentBackend } from './raw-backend.js';
-
-const BIN = new URL('../../../bin/sluice.js', import.meta.url).pathname;
 
 test('--backend-headers-timeout-ms, --body-timeout-ms and the stderr sec.ai.deny line, end to end', async () => {
   const silent = await silentBackend();
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-abuse-'));
   const port = await freePort();
-  const file = join(dir, 'rules.json');
-  writeFileSync(
-    file,
-    JSON.stringify({ lbAttr: [rule(port, { fc_mode: 'enforce', fc_max_outstanding: 1 }, [silent])] }),
-  );
-  const child = spawn(
-    process.execPath,
+  const p = spawnProxy(
     [
-      BIN,
-      'proxy',
-      '--config',
-      file,
       '--admin',
       `127.0.0.1:${await freePort()}`,
       '--health-interval-ms',
@@ -39,19 +22,11 @@ test('--backend-headers-timeout-ms, --body-timeout-ms and the stderr sec.ai.deny
       '--body-timeout-ms',
       '300',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { rules: [rule(port, { fc_mode: 'enforce', fc_max_outstanding: 1 }, [silent])] },
   );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c) => {
-    out += c;
-  });
-  child.stderr.on('data', (c) => {
-    err += c;
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const { child, exit } = p;
   try {
-    expect(await until(() => out.includes('management API'), 20_000)).toBe(true);
+    expect(await until(() => p.out().includes('management API'), 20_000)).toBe(true);
     // One holds the unit until its backend time limit, the other is refused (whichever came first).
     const [refused, held] = (await Promise.all([infer(port), infer(port)])).sort(
       (a, b) => a.status - b.status,
@@ -59,8 +34,11 @@ test('--backend-headers-timeout-ms, --body-timeout-ms and the stderr sec.ai.deny
     expect(held!.status).toBe(504);
     expect(JSON.parse(held!.body).error).toBe('backend_timeout');
     expect(refused!.status).toBe(429);
-    expect(await until(() => err.includes('"event":"sec.ai.deny"'), 5_000)).toBe(true);
-    const line = err.split('\n').find((l) => l.includes('"event":"sec.ai.deny"'))!;
+    expect(await until(() => p.err().includes('"event":"sec.ai.deny"'), 5_000)).toBe(true);
+    const line = p
+      .err()
+      .split('\n')
+      .find((l) => l.includes('"event":"sec.ai.deny"'))!;
     expect(JSON.parse(line)).toMatchObject({ service: `127.0.0.1:${port}`, decision: 'refuse', model: 'm' });
     const stalled = await rawClient(
       port,

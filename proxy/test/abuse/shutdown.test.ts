@@ -5,16 +5,20 @@
  * The listening socket's close used to wait for every such connection, so
  * one of them blocked shutdown indefinitely.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort, inferH2, rule, sleep, TestBackend, until } from '../helpers.js';
+import {
+  freePort,
+  inferH2,
+  type ProxyProcess,
+  rule,
+  sleep,
+  spawnProxy,
+  TestBackend,
+  until,
+} from '../helpers.js';
 
-const BIN = new URL('../../../bin/sluice.js', import.meta.url).pathname;
 const GRACE_MS = 300;
 let b1: TestBackend;
 
@@ -26,43 +30,12 @@ afterAll(async () => {
 });
 
 /** Starts `sluice proxy` in this process's node (no re-exec child) with one rule on `port`. */
-function start(
-  port: number,
-  adminPort: number,
-): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-shutdown-'));
-  const file = join(dir, 'rules.json');
-  writeFileSync(
-    file,
-    JSON.stringify({ lbAttr: [rule(port, { fc_mode: 'enforce', fc_max_outstanding: 4 }, [b1])] }),
-  );
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'proxy',
-      '--config',
-      file,
-      '--admin',
-      `127.0.0.1:${adminPort}`,
-      '--shutdown-grace-ms',
-      String(GRACE_MS),
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // One connection context: the second client connection is held unread by the accept valve.
-      env: { ...process.env, SLUICE_PROXY_NODE_FLAGS: '', LLB_PD_MAX_TOTAL_INFLIGHT: '1' },
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (c) => {
-    out += c;
+function start(port: number, adminPort: number): ProxyProcess {
+  return spawnProxy(['--admin', `127.0.0.1:${adminPort}`, '--shutdown-grace-ms', String(GRACE_MS)], {
+    rules: [rule(port, { fc_mode: 'enforce', fc_max_outstanding: 4 }, [b1])],
+    // One connection context: the second client connection is held unread by the accept valve.
+    env: { ...process.env, SLUICE_PROXY_NODE_FLAGS: '', LLB_PD_MAX_TOTAL_INFLIGHT: '1' },
   });
-  child.stderr!.on('data', (c) => {
-    out += c;
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out: () => out, exit };
 }
 
 describe('shutdown', () => {
