@@ -8,6 +8,8 @@ import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
+import { EXIT_INVALID } from './errors.js';
+import { addExitCodesHelp, unknownCommandMessage } from './exit-codes.js';
 import { fidelityCommand } from './fidelity.js';
 import { k6PlanCommand } from './k6-plan.js';
 import { loadCommand } from './load.js';
@@ -43,6 +45,7 @@ export function buildProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(cliffCommand());
   program.addCommand(fidelityCommand());
+  addExitCodesHelp(program);
   return program;
 }
 
@@ -51,6 +54,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
   program.exitOverride();
   for (const sub of program.commands) sub.exitOverride();
+  const unknown = unknownCommandMessage(program, argv.slice(2));
+  if (unknown !== undefined) {
+    process.stderr.write(unknown);
+    process.exitCode = EXIT_INVALID;
+    return;
+  }
   try {
     await program.parseAsync(argv as string[]);
   } catch (err) {

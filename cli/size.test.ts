@@ -109,6 +109,24 @@ describe('sluice size and merge', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--shard 3/3: i must be from 0 to 2');
   });
+
+  it('exits 1 (a finding) when no point meets every SLO, and still prints the result', async () => {
+    const r = await sluice('size', scenario, ...GRID, '--slo', 'goodput_rps>=1000000', '--workers', '0');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('No point meets every SLO.');
+    const json = await sluice(
+      'size',
+      scenario,
+      ...GRID,
+      '--slo',
+      'goodput_rps>=1000000',
+      '--workers',
+      '0',
+      '--json',
+    );
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).recommendation.feasible).toBe(false);
+  });
 });
 
 describe('sluice check', () => {

@@ -50,9 +50,13 @@ export class LagMeter {
  * The lateness bound: a run (or a cliff step) with more than this share of its sends late by more
  * than {@link LATE_MS} did not offer the load it claims, so its figures are not judged. 1 %: a
  * driver that keeps up is late on a handful of sends (a GC pause, a timer batch); one that cannot
- * keep up is late on most of them (a saturated cliff step sent 745 of its requests late).
+ * keep up is late on most of them (a saturated cliff step sent 745 of its requests late). Up to
+ * {@link LATE_SENDS_ALLOWED} late sends are allowed on any run.
  */
 export const MAX_LATE_SHARE = 0.01;
+
+/** Late sends always allowed, whatever the share: one GC pause or timer batch on a short run. */
+export const LATE_SENDS_ALLOWED = 5;
 
 /** Whether a run kept to its schedule closely enough to be judged. */
 export interface Lateness {
@@ -63,7 +67,7 @@ export interface Lateness {
   lag_p99_ms: number;
   /** The bound it was held to ({@link MAX_LATE_SHARE} unless configured). */
   max_late_share: number;
-  /** late_share <= max_late_share. */
+  /** late_sends <= max(LATE_SENDS_ALLOWED, max_late_share * sends). */
   valid: boolean;
 }
 
@@ -79,7 +83,7 @@ export function lateness(
     late_share: share,
     lag_p99_ms: r.lag_p99_ms,
     max_late_share: maxLateShare,
-    valid: share <= maxLateShare,
+    valid: r.late_sends <= Math.max(LATE_SENDS_ALLOWED, maxLateShare * r.sends),
   };
 }
 
