@@ -11,16 +11,17 @@ import { writeCliffReport } from '../../reports/cliff-report.js';
 import { saveCliff } from '../../reports/files.js';
 import type { ReportFiles, Section } from '../../reports/types.js';
 import type { CliffResult, CliffStep } from './cliff.js';
+import { invalidReason } from './validity.js';
 
 const r2 = (v: number | null): number | string => (v === null ? '-' : Math.round(v * 100) / 100);
 
-/** A table of every step (all lines). */
+/** A table of every step (all lines), invalid ones marked with why. */
 export function stepsTable(steps: readonly CliffStep[]): Section {
   return {
     kind: 'table',
     title: 'Every step',
     caption:
-      'Engine time. Goodput share is good over offered logical requests: shed requests stay in the denominator.',
+      'Engine time. Goodput share is good over offered logical requests: shed requests stay in the denominator. A step is INVALID when the driver fell behind its schedule (more than the lateness bound of its sends late by > 10 ms): it did not offer the load it is labelled with, so the chart, the findings and the table above leave it out.',
     columns: [
       'line',
       'offered rps',
@@ -30,7 +31,10 @@ export function stepsTable(steps: readonly CliffStep[]): Section {
       'shed rate',
       'TTFT p50 ms',
       'TTFT p95 ms',
+      'sends',
       'late sends',
+      'lag p99 ms',
+      'valid',
     ],
     rows: steps.map((s) => [
       MODE_LABELS[s.line],
@@ -41,7 +45,10 @@ export function stepsTable(steps: readonly CliffStep[]): Section {
       r2(s.shed_rate),
       r2(s.ttft_p50_ms),
       r2(s.ttft_p95_ms),
+      s.sends,
       s.late_sends,
+      r2(s.lag_p99_ms),
+      s.valid ? 'yes' : `INVALID: ${invalidReason(s)}`,
     ]),
   };
 }
@@ -77,7 +84,7 @@ export function comparisonTable(real: readonly CliffStep[], simulated: readonly 
       if (s === undefined) return [];
       return [
         [
-          MODE_LABELS[r.line],
+          r.valid ? MODE_LABELS[r.line] : `${MODE_LABELS[r.line]} (INVALID)`,
           r.offered_rps,
           r2(r.goodput_rps),
           r2(s.goodput_rps),
