@@ -216,6 +216,7 @@ async function main(): Promise<void> {
   const latencyOf = (t: 'direct' | 'proxy') => ({
     ttftP99: (lat?.samples[t] ?? []).map((x) => x.ttft_p99),
     harnessCores: (lat?.samples[t] ?? []).map((x) => (x.cpu.engine ?? 0) + (x.cpu.loadgen ?? 0)),
+    foreignCores: (lat?.samples[t] ?? []).map((x) => x.cpu.foreign ?? Number.NaN),
   });
   const relayOf = (t: 'proxy' | 'haproxy'): RelaySamples | null => {
     const xs = rps?.samples[t] ?? [];

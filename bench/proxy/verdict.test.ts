@@ -63,6 +63,19 @@ const relay = (cpuUs: number[], cores: number[], rps: number[]): RelaySamples =>
   rps,
 });
 
+describe('added TTFT p99 on a busy machine', () => {
+  it('is unresolved when other workloads used half a core or more during a repetition', () => {
+    const j = judgeAddedP99(
+      { ttftP99: [101, 101.5, 101.2], harnessCores: calm, foreignCores: [0.1, 0.2, 0.1] },
+      { ttftP99: [102, 102.4, 102.1], harnessCores: calm, foreignCores: [0.1, 0.94, 0.2] },
+    );
+    expect(j.verdict).toBe('unresolved');
+    expect(j.why).toEqual([
+      'other workloads on the machine used up to 0.94 cores during a repetition (from 0.5 the machine is too busy): latency measured the contention',
+    ]);
+  });
+});
+
 describe('requests/s against HAProxy', () => {
   it('is unresolved when the proxy is not the bottleneck (engine-bound: met whatever the proxy costs)', () => {
     const j = judgeRpsRatio(

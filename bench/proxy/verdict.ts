@@ -5,7 +5,8 @@
  * - added TTFT p99 <= 2 ms: unresolved when the overhead comes out negative (a proxy cannot make
  *   requests faster than no proxy: the difference is noise), when the direct baseline's p99
  *   moves between repetitions by more than the target, or when the harness (engine and load
- *   generator, which share one CPU) was saturated, so latency measured the harness.
+ *   generator, which share one CPU) was saturated, so latency measured the harness, or other
+ *   workloads on the machine used {@link FOREIGN_BUSY_CORES} cores or more.
  * - efficiency: the proxy's CPU µs per request <= 2 x HAProxy's (the old "requests/s >= 0.5 x
  *   HAProxy" in the terms that survive an engine-bound run). Unresolved without HAProxy or a CPU
  *   reading, or when the proxy's figure moves between repetitions by more than its distance to
@@ -42,6 +43,8 @@ export const BENCH_TARGETS = {
 
 /** The harness (engine + load generator) shares one CPU; from this many cores it is saturated. */
 export const HARNESS_SATURATED_CORES = 0.9;
+/** Other workloads on the machine using this many cores or more during a latency run make it unresolved. */
+export const FOREIGN_BUSY_CORES = 0.5;
 /** A relay using less of its CPU than this is not the bottleneck of a requests/s run. */
 export const SUT_BOTTLENECK_CORES = 0.8;
 
@@ -74,6 +77,8 @@ export interface LatencySamples {
   ttftP99: readonly number[];
   /** Engine + load generator cores during each repetition. */
   harnessCores: readonly number[];
+  /** Cores other workloads on the machine used during each repetition (absent: not measured). */
+  foreignCores?: readonly number[];
 }
 
 /** Added TTFT p99 (median proxy p99 - median direct p99) <= `targetMs`. */
@@ -101,6 +106,11 @@ export function judgeAddedP99(
   if (harness >= HARNESS_SATURATED_CORES)
     why.push(
       `the harness was saturated (engine + load generator used ${harness} cores of their one CPU, from ${HARNESS_SATURATED_CORES} it is saturated): latency measured the harness`,
+    );
+  const foreign = r2(Math.max(0, ...finite([...(direct.foreignCores ?? []), ...(proxy.foreignCores ?? [])])));
+  if (foreign >= FOREIGN_BUSY_CORES)
+    why.push(
+      `other workloads on the machine used up to ${foreign} cores during a repetition (from ${FOREIGN_BUSY_CORES} the machine is too busy): latency measured the contention`,
     );
   return judged(added, target, why, added <= targetMs);
 }
