@@ -23,6 +23,7 @@ import { runSimulatedCliff } from '../loadgen/cliff/simulated.js';
 import { allStepsValid } from '../loadgen/cliff/validity.js';
 import { MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import { loadScenario } from '../sim/scenario/load.js';
+import { ProgressBar } from '../sweep/progress.js';
 import { EXIT_UNRESOLVED, intArg, reportError, shareArg, UsageError } from './errors.js';
 import { positiveArg } from './load.js';
 
@@ -151,7 +152,14 @@ export function cliffCommand(): Command {
           );
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
-        const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
+        // Progress on stderr: a bar on a TTY (cleared before each step's line), a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice cliff', process.stderr, { unit: ' steps' });
+        const say = opts.json
+          ? undefined
+          : (l: string) => {
+              bar.done();
+              process.stderr.write(`sluice cliff: ${l}\n`);
+            };
         // What a real and a simulated cliff share.
         const steps = {
           rates,
@@ -170,7 +178,9 @@ export function cliffCommand(): Command {
               ...(opts.haproxy ? { haproxy: true } : {}),
               ...(opts.maxLateShare === undefined ? {} : { maxLateShare: opts.maxLateShare }),
               ...(say ? { progress: say } : {}),
+              onStep: (d: number, t: number) => bar.update(d, t),
             });
+        bar.done();
         if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
         const simulated = opts.compareSimulated ? await runSimulatedCliff(scenario, steps) : undefined;
         const out = opts.out ?? join('out', `cliff-${scenario.name}${opts.simulate ? '-simulated' : ''}`);

@@ -17,6 +17,7 @@ import type { Pair } from '../loadgen/fidelity/compare.js';
 import { type FidelityResult, runFidelity } from '../loadgen/fidelity/fidelity.js';
 import { type FidelityStatus, verdictText } from '../loadgen/fidelity/verdict.js';
 import { loadScenario } from '../sim/scenario/load.js';
+import { ProgressBar } from '../sweep/progress.js';
 import {
   EXIT_FINDING,
   EXIT_OK,
@@ -114,14 +115,25 @@ export function fidelityCommand(): Command {
             `--time-scale: ${opts.timeScale} is not a number from ${MIN_TIME_SCALE} to 1000`,
           );
         const scenario = await loadScenario(opts.scenario);
-        const tty = process.stderr.isTTY === true && !opts.json;
+        // Progress on stderr: phase lines (not with --json), and during the real run a bar on a TTY
+        // or a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice fidelity: real run', process.stderr, { unit: ' s' });
         const result = await runFidelity(scenario, {
           ...(opts.timeScale === undefined ? {} : { timeScale: opts.timeScale }),
           ...(opts.durationScale === undefined ? {} : { durationScale: opts.durationScale }),
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
           ...(opts.maxLateShare === undefined ? {} : { maxLateShare: opts.maxLateShare }),
-          ...(tty ? { progress: (l: string) => process.stderr.write(`sluice fidelity: ${l}\n`) } : {}),
+          ...(opts.json
+            ? {}
+            : {
+                progress: (l: string) => {
+                  bar.done();
+                  process.stderr.write(`sluice fidelity: ${l}\n`);
+                },
+              }),
+          onRealSecond: (d: number, t: number) => bar.update(d, t),
         });
+        bar.done();
         process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : fidelityText(result));
         process.exitCode = fidelityExitCode(result.verdict.status);
       } catch (err) {

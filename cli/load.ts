@@ -15,6 +15,7 @@ import { LATE_MS, lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driv
 import { prepareLoad } from '../loadgen/driver/scenario.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
+import { ProgressBar } from '../sweep/progress.js';
 import { EXIT_UNRESOLVED, intArg, reportError, shareArg } from './errors.js';
 import { summaryText } from './summary-text.js';
 
@@ -79,18 +80,18 @@ export function loadCommand(): Command {
         for (const w of prepared.warnings) process.stderr.write(`sluice load: note: ${w}\n`);
         if (opts.out) mkdirSync(opts.out, { recursive: true });
         const sink: RunSink = opts.out ? new FileSink(opts.out, []) : new MemorySink(false);
-        const tty = process.stderr.isTTY === true && !opts.json;
+        // Progress on stderr: a bar on a TTY, a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice load', process.stderr, { unit: ' s' });
+        const totalS = Math.ceil(prepared.endMs / 1000);
         const result = await runLoad({
           ...prepared,
           target: opts.target,
           sink,
           ...(opts.graceS === undefined ? {} : { graceMs: opts.graceS * 1000 }),
           ...(opts.model === undefined ? {} : { payload: { model: opts.model } }),
-          ...(tty
-            ? { onSecond: (t: number, n: number) => process.stderr.write(`\r${t} s, ${n} in flight   `) }
-            : {}),
+          onSecond: (t: number, n: number) => bar.update(t, totalS, `${n} in flight`),
         });
-        if (tty) process.stderr.write('\n');
+        bar.done();
         const extras = {
           target: opts.target,
           duration_scale: prepared.durationScale,

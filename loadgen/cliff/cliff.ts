@@ -78,6 +78,8 @@ export interface CliffOptions {
   progress?: (line: string) => void;
   /** The lateness bound of a step (share of late sends). @default MAX_LATE_SHARE */
   maxLateShare?: number;
+  /** Called after each step with the steps done and the steps planned. */
+  onStep?: (done: number, total: number) => void;
 }
 
 /** What a cliff test returns. */
@@ -166,6 +168,9 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
   const notes: string[] = [];
   const steps: CliffStep[] = [];
   const engineS = stepS * ts;
+  const planned =
+    o.target !== undefined ? o.rates.length : (modes.length + (o.haproxy ? 1 : 0)) * o.rates.length;
+  let stepsDone = 0;
 
   /** One step against `target`: the scenario at `rate`, compressed onto the real clock. */
   const step = async (line: CliffLine, rate: number, target: string): Promise<CliffStep> => {
@@ -183,6 +188,7 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
           : ''
       }`,
     );
+    o.onStep?.(++stepsDone, planned);
     return s;
   };
 

@@ -52,6 +52,8 @@ export interface FidelityOptions {
   progress?: (line: string) => void;
   /** The lateness bound of the real run (share of late sends). @default MAX_LATE_SHARE */
   maxLateShare?: number;
+  /** Called every second of the real run with the seconds done and planned. */
+  onRealSecond?: (done: number, total: number) => void;
 }
 
 /**
@@ -171,6 +173,9 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
         sink: realSink,
         startDelayMs,
         engineTimeScale: ts,
+        ...(o.onRealSecond
+          ? { onSecond: (t: number) => o.onRealSecond?.(t, Math.ceil(prepared.endMs / 1000)) }
+          : {}),
       });
       after = await gate.waitIdle(5000);
     } finally {
