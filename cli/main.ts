@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
-import { EXIT_INVALID } from './errors.js';
+import { EXIT_INVALID, reportError } from './errors.js';
 import { addExitCodesHelp, unknownCommandMessage } from './exit-codes.js';
 import { fidelityCommand } from './fidelity.js';
 import { k6PlanCommand } from './k6-plan.js';
@@ -68,6 +68,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
-    throw err;
+    // Anything a command did not catch: an input error exits 2, anything else 4 (never 1, a finding).
+    reportError(err);
   }
 }
