@@ -2,13 +2,16 @@
  * A cliff step in which the driver fell behind is invalid: marked in the steps table and the text
  * output, left out of the report's points (so its chart, findings and table), named in the notes.
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliffCommand, cliffText } from '../../cli/cliff.js';
 import { cliffReport } from '../../reports/cliff-report.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import type { ScheduleReport } from '../driver/lag.js';
 import { type CliffResult, finish, stepOf } from './cliff.js';
-import { stepsTable } from './report.js';
+import { invalidStepsChart, stepsTable, writeCliffOutputs } from './report.js';
 import { allStepsValid, invalidStepNotes } from './validity.js';
 
 /** The summary fields a step reads. */
@@ -92,6 +95,36 @@ describe('an invalid cliff step', () => {
     expect(text.filter((l) => l.endsWith(' INVALID'))).toEqual([
       expect.stringMatching(/^ {2}enforce +40 .* 745\/2000 INVALID$/),
     ]);
+  });
+
+  it('is drawn as a red cross over the valid steps in a chart of its own', () => {
+    const chart = invalidStepsChart(cliff().steps);
+    if (chart === undefined) throw new Error('no chart');
+    expect(chart.name).toBe('cliff-invalid-steps');
+    const layers = (
+      chart.spec as {
+        layer: { data?: { values?: { offered_rps: number; line: string }[] }; mark?: unknown }[];
+      }
+    ).layer;
+    const last = layers.at(-1);
+    expect(last?.mark).toMatchObject({ shape: 'cross' });
+    expect(last?.data?.values?.map((v) => [v.line, v.offered_rps])).toEqual([['enforce', 40]]);
+    expect(invalidStepsChart(cliff().steps.filter((s) => s.valid))).toBeUndefined();
+  });
+
+  it('is marked in the written report: its chart renders, its note and its row say INVALID', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-invalid-'));
+    try {
+      await writeCliffOutputs(dir, cliff());
+      const md = readFileSync(join(dir, 'report', 'report.md'), 'utf8');
+      expect(md).toContain('## Invalid steps');
+      expect(md).toContain(
+        'INVALID step, left out of the chart, the findings and the table: enforce at 40 req/s',
+      );
+      expect(existsSync(join(dir, 'report', 'cliff-invalid-steps.svg'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('makes sluice cliff say it has a --max-late-share flag defaulting to the bound', () => {

@@ -1,8 +1,9 @@
 /**
  * Which cliff steps can be judged. A step in which the driver fell behind its schedule (more late
  * sends than the lateness bound of loadgen/driver/lag.ts allows) did not offer the load it is
- * labelled with: it is marked invalid in the steps table and left out of the report's chart,
- * findings and table, so no conclusion is drawn from it.
+ * labelled with: it is marked invalid in the steps table and drawn as a red cross in a chart of
+ * its own ("Invalid steps"), and left out of the report's main chart, findings and table, so no
+ * conclusion is drawn from it.
  */
 import { LATE_MS, LATE_SENDS_ALLOWED } from '../driver/lag.js';
 import type { CliffStep } from './cliff.js';
