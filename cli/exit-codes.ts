@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 /** What exit 1 (a finding) and exit 3 (invalid measurement) mean for a command, when it uses them. */
 const MEANINGS: Record<string, { finding?: string; invalid?: string }> = {
   load: { invalid: 'the driver fell behind its schedule (more than --max-late-share of sends late)' },
-  size: { finding: 'no point meets every SLO' },
+  size: { finding: 'no point meets every SLO (a --shard run judges nothing: sluice merge does)' },
   merge: { finding: 'no point meets every SLO' },
   check: { finding: 'a figure regressed against the baseline, or the baseline lacks a scenario' },
   cliff: {

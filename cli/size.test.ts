@@ -127,6 +127,24 @@ describe('sluice size and merge', () => {
     );
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).recommendation.feasible).toBe(false);
+    const shards = join(dir, 'infeasible');
+    const shard = await sluice(
+      'size',
+      scenario,
+      ...GRID,
+      '--slo',
+      'goodput_rps>=1000000',
+      '--workers',
+      '0',
+      '--shard',
+      '0/1',
+      '--out',
+      shards,
+    );
+    expect(shard.code).toBe(0);
+    const merged = await sluice('merge', shards);
+    expect(merged.code).toBe(1);
+    expect(merged.stdout).toContain('No point meets every SLO.');
   });
 });
 
