@@ -17,8 +17,11 @@
  * engine, the load generator (a child process) or wrk, and this orchestrator
  * share CPU 1 (taskset). Loopback only; everything is torn down at the end.
  * CPU used by other workloads on the machine is measured and reported
- * (`foreign`). Targets (issue 5 §8): added p99 <= 2 ms, >= 50% of HAProxy's
- * requests/s, <= 64 KiB per parked request.
+ * (`foreign`). Targets (issue 5 §8): added p99 <= 2 ms; the proxy's CPU per
+ * request <= 2 x HAProxy's (the efficiency figure; the bare Node relay's is the
+ * floor); >= 50% of HAProxy's requests/s; <= 64 KiB per parked request. A
+ * target is judged only when the measurement resolves it, else `unresolved`
+ * with why (bench/proxy/verdict.ts).
  *
  * All its processes run at nice -10 when allowed (`--no-nice` to keep the
  * default priority).
@@ -61,6 +64,15 @@ import {
   ssePhase,
   type Target,
 } from './proxy/phases.js';
+import {
+  BENCH_TARGETS,
+  judgeAddedP99,
+  judgeCpuPerRequest,
+  judgeParked,
+  judgeRpsRatio,
+  type RelaySamples,
+  verdictText,
+} from './proxy/verdict.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const argValue = (flag: string): string | undefined => {
@@ -73,8 +85,6 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Priority of the benchmark's processes (`--no-nice` keeps the default; needs root). */
 const NICE = -10;
-
-const TARGET = { addedP99Ms: 2, rpsVsHaproxy: 0.5, bytesPerParked: 64 * 1024 };
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -203,6 +213,27 @@ async function main(): Promise<void> {
   const addedP99 = diff(L?.proxy?.ttft_p99, L?.direct?.ttft_p99);
   const rpsM = rps?.median;
   const ratio = rpsM?.proxy && rpsM.haproxy ? r2(rpsM.proxy.rps / rpsM.haproxy.rps) : null;
+  const latencyOf = (t: 'direct' | 'proxy') => ({
+    ttftP99: (lat?.samples[t] ?? []).map((x) => x.ttft_p99),
+    harnessCores: (lat?.samples[t] ?? []).map((x) => (x.cpu.engine ?? 0) + (x.cpu.loadgen ?? 0)),
+    foreignCores: (lat?.samples[t] ?? []).map((x) => x.cpu.foreign ?? Number.NaN),
+  });
+  const relayOf = (t: 'proxy' | 'haproxy'): RelaySamples | null => {
+    const xs = rps?.samples[t] ?? [];
+    if (xs.length === 0) return null;
+    return {
+      cpuUsPerReq: xs.map((x) => x.sut_cpu_us_per_req),
+      sutCores: xs.map((x) => x.cpu.sut ?? Number.NaN),
+      rps: xs.map((x) => x.rps),
+    };
+  };
+  const noSamples: RelaySamples = { cpuUsPerReq: [], sutCores: [], rps: [] };
+  const targets = {
+    added_p99_le_2ms: judgeAddedP99(latencyOf('direct'), latencyOf('proxy'), BENCH_TARGETS.addedP99Ms),
+    cpu_le_2x_haproxy: judgeCpuPerRequest(relayOf('proxy') ?? noSamples, relayOf('haproxy')),
+    rps_ge_half_haproxy: judgeRpsRatio(relayOf('proxy') ?? noSamples, relayOf('haproxy')),
+    parked_le_64KiB: judgeParked(park ? park.bytes_per_parked_request : null),
+  };
   const foreign = [
     ...Object.values(lat?.samples ?? {}).flat(),
     ...Object.values(rps?.samples ?? {}).flat(),
@@ -230,11 +261,13 @@ async function main(): Promise<void> {
     node_relay_added_p50_ms: diff(L?.relay?.ttft_p50, L?.direct?.ttft_p50),
     node_relay_added_p99_ms: diff(L?.relay?.ttft_p99, L?.direct?.ttft_p99),
     bytes_per_parked_request: park?.bytes_per_parked_request ?? null,
-    targets: {
-      added_p99_le_2ms: addedP99 === null ? null : addedP99 <= TARGET.addedP99Ms,
-      rps_ge_half_haproxy: ratio === null ? null : ratio >= TARGET.rpsVsHaproxy,
-      parked_le_64KiB: park ? park.bytes_per_parked_request <= TARGET.bytesPerParked : null,
-    },
+    proxy_vs_haproxy_cpu_per_request: targets.cpu_le_2x_haproxy.value,
+    proxy_vs_node_relay_cpu_per_request:
+      rpsM?.proxy && rpsM.relay && rpsM.relay.sut_cpu_us_per_req > 0
+        ? r2(rpsM.proxy.sut_cpu_us_per_req / rpsM.relay.sut_cpu_us_per_req)
+        : null,
+    /** met / missed / unresolved (with why): a target is judged only when the run resolves it. */
+    targets,
     context: {
       sut_node_flags: sutFlags,
       harness_node_flags: harnessFlags,
@@ -273,7 +306,6 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return;
   }
-  const ok = (b: boolean | null) => (b === null ? 'n/a' : b ? 'met' : 'MISSED');
   const v = (x: number | null | undefined, unit = '') =>
     x === null || x === undefined ? 'n/a' : `${x.toLocaleString('en-US')}${unit}`;
   const pair = (a?: number, b?: number) => (a === undefined ? 'n/a' : `${a} / ${b}`);
@@ -297,14 +329,15 @@ async function main(): Promise<void> {
     row('    e2e  p50 / p99 (ms)', (t) => pair(L?.[t]?.e2e_p50, L?.[t]?.e2e_p99)),
     row('    added TTFT p50 / p99 (ms)', (t) => added(t, 'ttft')),
     row('    added e2e  p50 / p99 (ms)', (t) => added(t, 'e2e')),
-    `    target: proxy added p99 <= 2 ms: ${v(out.added_p99_ms)} ms ${ok(out.targets.added_p99_le_2ms)}`,
+    `    target: proxy added p99 <= 2 ms: ${v(out.added_p99_ms)} ms ${verdictText(targets.added_p99_le_2ms)}`,
     '',
     head(`  short requests, ${RPS.connections} connections`),
     row('    requests/s', (t) => v(rpsM?.[t]?.rps)),
     row('    latency p50 / p99 (ms)', (t) => pair(rpsM?.[t]?.p50_ms, rpsM?.[t]?.p99_ms)),
     row('    relay CPU per request (us)', (t) => (t === 'direct' ? '-' : v(rpsM?.[t]?.sut_cpu_us_per_req))),
     `    generator: ${rps?.generator ?? 'n/a'}`,
-    `    target: proxy >= 0.5 x haproxy: ${v(ratio)} ${ok(out.targets.rps_ge_half_haproxy)}`,
+    `    target (efficiency): proxy CPU per request <= ${BENCH_TARGETS.cpuVsHaproxy} x haproxy: ${v(targets.cpu_le_2x_haproxy.value)} x ${verdictText(targets.cpu_le_2x_haproxy)}; ${v(out.proxy_vs_node_relay_cpu_per_request)} x the bare node relay (the floor of Node http)`,
+    `    target: proxy requests/s >= ${BENCH_TARGETS.rpsVsHaproxy} x haproxy: ${v(ratio)} ${verdictText(targets.rps_ge_half_haproxy)}`,
     '',
     head(`  SSE events/s, ${SSE.streams} streams`),
     row(`    events/s (ITL ${SSE.itlMs} ms)`, (t) => (t === 'relay' ? '-' : v(sse?.median[t]))),
@@ -313,7 +346,7 @@ async function main(): Promise<void> {
       ? [
           `  memory per parked request (${park.parked} parked, fresh proxy process, after GC)`,
           `    RSS ${park.rss_bytes_per_request} B; heap ${park.heap_bytes_per_request} B + external ${park.external_bytes_per_request} B; last ${PARK.steps.at(-1)} only: RSS ${park.rss_marginal_bytes_per_request} B, heap ${park.heap_marginal_bytes_per_request} B`,
-          `    bytes_per_parked_request ${park.bytes_per_parked_request} B: target <= 65536 ${ok(out.targets.parked_le_64KiB)}; engine saw ${park.engine_requests_seen} requests (the ${PARK.ceiling} executing); answered while parked: ${JSON.stringify(park.answered_while_parked)}; released to 0: ${park.released_to_zero}`,
+          `    bytes_per_parked_request ${park.bytes_per_parked_request} B: target <= 65536 ${verdictText(targets.parked_le_64KiB)}; engine saw ${park.engine_requests_seen} requests (the ${PARK.ceiling} executing); answered while parked: ${JSON.stringify(park.answered_while_parked)}; released to 0: ${park.released_to_zero}`,
         ].join('\n')
       : '  memory per parked request: not run',
     '',

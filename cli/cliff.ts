@@ -7,6 +7,8 @@
  * a fourth line for HAProxy 2.6 in front of the same engines (skipped, exit 0, when it is not
  * installed). With --simulate, the same steps run in the simulator instead (seconds, no sockets);
  * with --compare-simulated, in both, and the report puts each real step beside its simulated one.
+ * Exits 3 when a step is invalid (the driver fell behind: more than --max-late-share of its sends
+ * late); the report then leaves that step out of its chart, findings and table.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +20,11 @@ import { defaultRates, parseRates, RatesError } from '../loadgen/cliff/rates.js'
 import { writeCliffOutputs } from '../loadgen/cliff/report.js';
 import { MIN_TIME_SCALE, scenarioRate } from '../loadgen/cliff/scale-scenario.js';
 import { runSimulatedCliff } from '../loadgen/cliff/simulated.js';
+import { allStepsValid } from '../loadgen/cliff/validity.js';
+import { MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { intArg, reportError, UsageError } from './errors.js';
+import { ProgressBar } from '../sweep/progress.js';
+import { EXIT_UNRESOLVED, intArg, reportError, shareArg, UsageError } from './errors.js';
 import { positiveArg } from './load.js';
 
 interface CliffFlags {
@@ -37,6 +42,7 @@ interface CliffFlags {
   seed?: number;
   simulate?: boolean;
   compareSimulated?: boolean;
+  maxLateShare?: number;
 }
 
 /** The flags a simulated cliff cannot follow: they change or replace the real run's engines. */
@@ -70,10 +76,10 @@ const cell = (v: number | null, w: number): string =>
 export function cliffText(r: CliffResult): string {
   const lines = [
     `cliff ${r.scenario} (engine time)`,
-    `  ${'line'.padEnd(8)} ${'offered'.padStart(8)} ${'goodput'.padStart(8)} ${'thruput'.padStart(8)} ${'shed'.padStart(6)} ${'TTFT p95'.padStart(9)}`,
+    `  ${'line'.padEnd(8)} ${'offered'.padStart(8)} ${'goodput'.padStart(8)} ${'thruput'.padStart(8)} ${'shed'.padStart(6)} ${'TTFT p95'.padStart(9)} ${'late'.padStart(11)}`,
     ...r.steps.map(
       (s) =>
-        `  ${s.line.padEnd(8)} ${cell(s.offered_rps, 8)} ${cell(s.goodput_rps, 8)} ${cell(s.throughput_rps, 8)} ${cell(s.shed_rate, 6)} ${cell(s.ttft_p95_ms, 9)}`,
+        `  ${s.line.padEnd(8)} ${cell(s.offered_rps, 8)} ${cell(s.goodput_rps, 8)} ${cell(s.throughput_rps, 8)} ${cell(s.shed_rate, 6)} ${cell(s.ttft_p95_ms, 9)} ${`${s.late_sends}/${s.sends}`.padStart(11)}${s.valid ? '' : ' INVALID'}`,
     ),
     ...r.notes.map((n) => `note: ${n}`),
   ];
@@ -121,6 +127,11 @@ export function cliffCommand(): Command {
       '--simulate',
       "run the same steps in the simulator, against the scenario's simulated engines (a step is --step-s x --time-scale engine seconds, as in the real run)",
     )
+    .option(
+      '--max-late-share <x>',
+      `a step is invalid (exit 3; left out of the chart and findings) when more than this share of its sends were late by > 10 ms (default ${MAX_LATE_SHARE})`,
+      shareArg('--max-late-share'),
+    )
     .action(async (opts: CliffFlags) => {
       try {
         if (opts.timeScale < MIN_TIME_SCALE || opts.timeScale > 1000)
@@ -141,7 +152,14 @@ export function cliffCommand(): Command {
           );
         const scenario = await loadScenario(opts.scenario);
         const rates = opts.rates ? parseRates(opts.rates) : defaultRates(scenarioRate(scenario));
-        const say = opts.json ? undefined : (l: string) => process.stderr.write(`sluice cliff: ${l}\n`);
+        // Progress on stderr: a bar on a TTY (cleared before each step's line), a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice cliff', process.stderr, { unit: ' steps' });
+        const say = opts.json
+          ? undefined
+          : (l: string) => {
+              bar.done();
+              process.stderr.write(`sluice cliff: ${l}\n`);
+            };
         // What a real and a simulated cliff share.
         const steps = {
           rates,
@@ -158,8 +176,11 @@ export function cliffCommand(): Command {
               ...(opts.profile === undefined ? {} : { profile: opts.profile }),
               ...(opts.target === undefined ? {} : { target: opts.target }),
               ...(opts.haproxy ? { haproxy: true } : {}),
+              ...(opts.maxLateShare === undefined ? {} : { maxLateShare: opts.maxLateShare }),
               ...(say ? { progress: say } : {}),
+              onStep: (d: number, t: number) => bar.update(d, t),
             });
+        bar.done();
         if (result.haproxySkipped) process.stderr.write(`sluice cliff: ${result.haproxySkipped}\n`);
         const simulated = opts.compareSimulated ? await runSimulatedCliff(scenario, steps) : undefined;
         const out = opts.out ?? join('out', `cliff-${scenario.name}${opts.simulate ? '-simulated' : ''}`);
@@ -170,6 +191,7 @@ export function cliffCommand(): Command {
             ? `${JSON.stringify(simulated === undefined ? result : { ...result, simulated })}\n`
             : `${cliffText(result)}${simulated === undefined ? '' : cliffText(simulated)}report in ${join(out, 'report')}\n`,
         );
+        if (!allStepsValid(result.steps)) process.exitCode = EXIT_UNRESOLVED;
       } catch (err) {
         const usage = err instanceof UnsupportedScenarioError || err instanceof RatesError;
         reportError(usage ? new UsageError((err as Error).message) : err);

@@ -4,14 +4,29 @@
  * loopback, the open-loop driver) and prints the differences: goodput, refusals by reason, TTFT
  * p50/p95, queue wait. Signed relative differences are (real - simulated) / simulated; null where
  * the simulated value is 0 and the real one is not.
+ *
+ * Exit 0 when every target is met, 1 when one is missed, 3 when the run is invalid (the driver fell
+ * behind its schedule beyond --max-late-share, or the runs did not offer the same requests: the
+ * targets are then not judged).
  */
 import { Command } from 'commander';
 import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
 import { MIN_TIME_SCALE } from '../loadgen/cliff/scale-scenario.js';
+import { MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import type { Pair } from '../loadgen/fidelity/compare.js';
 import { type FidelityResult, runFidelity } from '../loadgen/fidelity/fidelity.js';
+import { type FidelityStatus, verdictText } from '../loadgen/fidelity/verdict.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { intArg, reportError, UsageError } from './errors.js';
+import { ProgressBar } from '../sweep/progress.js';
+import {
+  EXIT_FINDING,
+  EXIT_OK,
+  EXIT_UNRESOLVED,
+  intArg,
+  reportError,
+  shareArg,
+  UsageError,
+} from './errors.js';
 import { positiveArg } from './load.js';
 
 interface FidelityFlags {
@@ -20,6 +35,12 @@ interface FidelityFlags {
   timeScale?: number;
   durationScale?: number;
   seed?: number;
+  maxLateShare?: number;
+}
+
+/** The exit code of a fidelity verdict: 0 met, 1 a target missed, 3 invalid (not judged). */
+export function fidelityExitCode(status: FidelityStatus): number {
+  return status === 'met' ? EXIT_OK : status === 'missed' ? EXIT_FINDING : EXIT_UNRESOLVED;
 }
 
 const pct = (d: number | null): string =>
@@ -50,13 +71,15 @@ export function fidelityText(r: FidelityResult): string {
     row('offered', f.offered),
   ].filter((l) => l !== '');
   const t = r.targets;
+  const judged = r.verdict.status !== 'invalid';
   const met = (name: string, c: FidelityResult['targets']['goodput']) =>
-    `${name} ${c.met === null ? 'undefined' : c.met ? 'met' : 'missed'} (${pct(c.rel_diff)} vs ±${c.target * 100} %)`;
+    `${name} ${judged ? (c.met ? 'met' : 'missed') : 'not judged'} (${pct(c.rel_diff)} vs ±${c.target * 100} %)`;
   lines.push(
     `targets: ${met('goodput', t.goodput)}; ${met('refusals', t.sheds)}; ${met('TTFT p95', t.ttft_p95)}`,
     `same arrivals: ${r.schedule_check.equal ? 'yes' : 'NO'} (${r.schedule_check.simulated} simulated, ${r.schedule_check.real} sent, largest send-time difference ${r.schedule_check.max_send_diff_ms} ms)`,
-    `real run: ${r.real_run.wall_s} s wall, ${r.real_run.late_sends} late sends (lag p99 ${r.real_run.schedule_lag_p99_ms} ms), engine step lag max ${r.real_run.engine_lag_max_ms} ms, in flight after ${r.real_run.inflight_after}, anomalies ${r.real_run.anomalies}`,
+    `real run: ${r.real_run.wall_s} s wall, ${r.real_run.late_sends} of ${r.real_run.sends} sends late (lag p99 ${r.real_run.schedule_lag_p99_ms} ms), engine step lag max ${r.real_run.engine_lag_max_ms} ms, in flight after ${r.real_run.inflight_after}, anomalies ${r.real_run.anomalies}`,
     ...r.notes.map((n) => `note: ${n}`),
+    verdictText(r.verdict),
   );
   return `${lines.join('\n')}\n`;
 }
@@ -80,6 +103,11 @@ export function fidelityCommand(): Command {
       positiveArg('--duration-scale'),
     )
     .option('--seed <n>', 'run seed (overrides the scenario file)', intArg('--seed', 0, 2 ** 32 - 1))
+    .option(
+      '--max-late-share <x>',
+      `the run is invalid (exit 3, targets not judged) when more than this share of its sends were late by > 10 ms (default ${MAX_LATE_SHARE})`,
+      shareArg('--max-late-share'),
+    )
     .action(async (opts: FidelityFlags) => {
       try {
         if (opts.timeScale !== undefined && (opts.timeScale < MIN_TIME_SCALE || opts.timeScale > 1000))
@@ -87,14 +115,27 @@ export function fidelityCommand(): Command {
             `--time-scale: ${opts.timeScale} is not a number from ${MIN_TIME_SCALE} to 1000`,
           );
         const scenario = await loadScenario(opts.scenario);
-        const tty = process.stderr.isTTY === true && !opts.json;
+        // Progress on stderr: phase lines (not with --json), and during the real run a bar on a TTY
+        // or a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice fidelity: real run', process.stderr, { unit: ' s' });
         const result = await runFidelity(scenario, {
           ...(opts.timeScale === undefined ? {} : { timeScale: opts.timeScale }),
           ...(opts.durationScale === undefined ? {} : { durationScale: opts.durationScale }),
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-          ...(tty ? { progress: (l: string) => process.stderr.write(`sluice fidelity: ${l}\n`) } : {}),
+          ...(opts.maxLateShare === undefined ? {} : { maxLateShare: opts.maxLateShare }),
+          ...(opts.json
+            ? {}
+            : {
+                progress: (l: string) => {
+                  bar.done();
+                  process.stderr.write(`sluice fidelity: ${l}\n`);
+                },
+              }),
+          onRealSecond: (d: number, t: number) => bar.update(d, t),
         });
+        bar.done();
         process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : fidelityText(result));
+        process.exitCode = fidelityExitCode(result.verdict.status);
       } catch (err) {
         reportError(err instanceof UnsupportedScenarioError ? new UsageError(err.message) : err);
       }

@@ -3,17 +3,20 @@
  * real target (the proxied gate, or engines directly) with the scenario's open-loop traffic and
  * prints the summary in the simulator's format; with --out, also writes requests.csv,
  * timeseries.csv, summary.json and load.json (how well the schedule was kept, inter-token
- * latency, protocols, transport errors).
+ * latency, protocols, transport errors). Exits 3 (the measurement is invalid) when the driver fell
+ * behind: more than --max-late-share of its sends late by > 10 ms.
  */
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { runLoad } from '../loadgen/driver/driver.js';
+import { LATE_MS, lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import { prepareLoad } from '../loadgen/driver/scenario.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { intArg, reportError } from './errors.js';
+import { ProgressBar } from '../sweep/progress.js';
+import { EXIT_UNRESOLVED, intArg, reportError, shareArg } from './errors.js';
 import { summaryText } from './summary-text.js';
 
 /** Parses a positive number flag value, naming the flag in the error. */
@@ -35,6 +38,7 @@ interface LoadFlags {
   seed?: number;
   graceS?: number;
   model?: string;
+  maxLateShare?: number;
 }
 
 export function loadCommand(): Command {
@@ -61,6 +65,11 @@ export function loadCommand(): Command {
       positiveArg('--grace-s'),
     )
     .option('--model <name>', 'the "model" field of the requests (omitted by default)')
+    .option(
+      '--max-late-share <x>',
+      `exit 3 (the measurement is invalid) when more than this share of sends were late by > ${LATE_MS} ms (default ${MAX_LATE_SHARE})`,
+      shareArg('--max-late-share'),
+    )
     .action(async (opts: LoadFlags) => {
       try {
         const scenario = await loadScenario(opts.scenario);
@@ -71,18 +80,18 @@ export function loadCommand(): Command {
         for (const w of prepared.warnings) process.stderr.write(`sluice load: note: ${w}\n`);
         if (opts.out) mkdirSync(opts.out, { recursive: true });
         const sink: RunSink = opts.out ? new FileSink(opts.out, []) : new MemorySink(false);
-        const tty = process.stderr.isTTY === true && !opts.json;
+        // Progress on stderr: a bar on a TTY, a line every few seconds elsewhere.
+        const bar = new ProgressBar('sluice load', process.stderr, { unit: ' s' });
+        const totalS = Math.ceil(prepared.endMs / 1000);
         const result = await runLoad({
           ...prepared,
           target: opts.target,
           sink,
           ...(opts.graceS === undefined ? {} : { graceMs: opts.graceS * 1000 }),
           ...(opts.model === undefined ? {} : { payload: { model: opts.model } }),
-          ...(tty
-            ? { onSecond: (t: number, n: number) => process.stderr.write(`\r${t} s, ${n} in flight   `) }
-            : {}),
+          onSecond: (t: number, n: number) => bar.update(t, totalS, `${n} in flight`),
         });
-        if (tty) process.stderr.write('\n');
+        bar.done();
         const extras = {
           target: opts.target,
           duration_scale: prepared.durationScale,
@@ -92,7 +101,18 @@ export function loadCommand(): Command {
           transport_errors: result.transport_errors,
           warnings: prepared.warnings,
         };
-        if (opts.out) await writeFile(join(opts.out, 'load.json'), `${JSON.stringify(extras, null, 2)}\n`);
+        const late = lateness(result.schedule, opts.maxLateShare);
+        if (opts.out)
+          await writeFile(
+            join(opts.out, 'load.json'),
+            `${JSON.stringify({ ...extras, lateness: late }, null, 2)}\n`,
+          );
+        if (!late.valid) {
+          process.exitCode = EXIT_UNRESOLVED;
+          process.stderr.write(
+            `sluice load: the measurement is invalid: the driver fell behind its schedule, ${latenessText(late)}\n`,
+          );
+        }
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(result.summary)}\n`);
           return;

@@ -8,6 +8,8 @@ import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
+import { EXIT_INVALID, reportError } from './errors.js';
+import { addExitCodesHelp, unknownCommandMessage } from './exit-codes.js';
 import { fidelityCommand } from './fidelity.js';
 import { k6PlanCommand } from './k6-plan.js';
 import { loadCommand } from './load.js';
@@ -43,6 +45,7 @@ export function buildProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(cliffCommand());
   program.addCommand(fidelityCommand());
+  addExitCodesHelp(program);
   return program;
 }
 
@@ -51,6 +54,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   const program = buildProgram();
   program.exitOverride();
   for (const sub of program.commands) sub.exitOverride();
+  const unknown = unknownCommandMessage(program, argv.slice(2));
+  if (unknown !== undefined) {
+    process.stderr.write(unknown);
+    process.exitCode = EXIT_INVALID;
+    return;
+  }
   try {
     await program.parseAsync(argv as string[]);
   } catch (err) {
@@ -59,6 +68,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
-    throw err;
+    // Anything a command did not catch: an input error exits 2, anything else 4 (never 1, a finding).
+    reportError(err);
   }
 }

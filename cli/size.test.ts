@@ -74,7 +74,8 @@ describe('sluice size and merge', () => {
       '2',
     );
     expect(full.code).toBe(0);
-    expect(full.stderr).toBe('');
+    // Only progress lines (a sweep over 5 s prints one off a TTY), never an error.
+    expect(full.stderr.split('\n').filter((l) => l !== '' && !/^sweep: \d+\/\d+ /.test(l))).toEqual([]);
     const result = JSON.parse(full.stdout);
     expect(result.points).toHaveLength(4);
     expect(result.recommendation.rule.serviceArguments.externalIP).toBe('192.0.2.10');
@@ -108,6 +109,42 @@ describe('sluice size and merge', () => {
     const bad = await sluice('size', scenario, ...GRID, '--shard', '3/3', '--out', out);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--shard 3/3: i must be from 0 to 2');
+  });
+
+  it('exits 1 (a finding) when no point meets every SLO, and still prints the result', async () => {
+    const r = await sluice('size', scenario, ...GRID, '--slo', 'goodput_rps>=1000000', '--workers', '0');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('No point meets every SLO.');
+    const json = await sluice(
+      'size',
+      scenario,
+      ...GRID,
+      '--slo',
+      'goodput_rps>=1000000',
+      '--workers',
+      '0',
+      '--json',
+    );
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).recommendation.feasible).toBe(false);
+    const shards = join(dir, 'infeasible');
+    const shard = await sluice(
+      'size',
+      scenario,
+      ...GRID,
+      '--slo',
+      'goodput_rps>=1000000',
+      '--workers',
+      '0',
+      '--shard',
+      '0/1',
+      '--out',
+      shards,
+    );
+    expect(shard.code).toBe(0);
+    const merged = await sluice('merge', shards);
+    expect(merged.code).toBe(1);
+    expect(merged.stdout).toContain('No point meets every SLO.');
   });
 });
 

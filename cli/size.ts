@@ -16,7 +16,7 @@ import { defaultWorkers } from '../sweep/pool.js';
 import { ProgressBar } from '../sweep/progress.js';
 import { writeShard } from '../sweep/shard.js';
 import { runSweepTasks, type SweepResult, sweepResult, tasksOf } from '../sweep/sweep.js';
-import { reportError, UsageError } from './errors.js';
+import { EXIT_FINDING, reportError, UsageError } from './errors.js';
 
 /** Options of `sluice size` as commander hands them over (strings, checked here). */
 interface SizeCliOptions {
@@ -47,7 +47,10 @@ export function reportSweepError(err: unknown): void {
   reportError(isSweepInputError(err) ? new UsageError(err.message) : err);
 }
 
-/** Prints a result (text or JSON) and writes points.json and the report with `out`. */
+/**
+ * Prints a result (text or JSON) and writes points.json and the report with `out`; exits 1 (a
+ * finding) when no point meets every SLO.
+ */
 export async function emitResult(
   result: SweepResult,
   opts: { json?: boolean; out?: string; report?: boolean },
@@ -70,6 +73,7 @@ export async function emitResult(
     process.stdout.write(sweepText(result));
     if (written.length > 0) process.stdout.write(`\nwrote ${written.join(', ')}\n`);
   }
+  if (!result.recommendation.feasible) process.exitCode = EXIT_FINDING;
 }
 
 export function sizeCommand(): Command {

@@ -1,7 +1,8 @@
 /**
  * The HTML reports in a real browser: Debian's Chromium, driven by
  * playwright-core, opens each report offline and every chart must draw marks
- * with no console error. `.ci/run` installs Chromium.
+ * with no console error. `.ci/run` installs Chromium. Without Chromium the test is skipped with one
+ * line saying how to install it, except under CI=true, where it fails (reports/chromium.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,18 +10,25 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserTestPlan } from './chromium.js';
 import { writeCliffReport } from './cliff-report.js';
 import { writeRunReport } from './run-report.js';
 import { writeSweepReport } from './sweep-report.js';
 import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test-fixtures.js';
 
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
+const plan = browserTestPlan(process.env);
+if (plan.action === 'skip') process.stderr.write(`${plan.line}\n`);
+const chromiumPath = plan.action === 'run' ? plan.path : '';
 const dir = mkdtempSync(join(tmpdir(), 'sluice-browser-'));
 let browser: Browser;
 
 beforeAll(async () => {
+  if (plan.action !== 'run') {
+    if (plan.action === 'fail') throw new Error(plan.line);
+    return;
+  }
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath,
     args: [
       '--headless',
       '--no-sandbox',
@@ -70,7 +78,7 @@ async function open(
   return { errors, charts: marks.length, marks, requests };
 }
 
-describe('HTML reports in headless Chromium', () => {
+describe.skipIf(plan.action === 'skip')('HTML reports in headless Chromium', () => {
   it('draws every chart of a run report with no console error and no network request', async () => {
     const run = join(dir, 'run');
     writeFixtureRun(run);

@@ -63,10 +63,10 @@ describe('cliff findings', () => {
   it('says whether goodput plateaus or collapses per mode', () => {
     const f = cliffFindings(fixtureCliff());
     expect(f[0]).toBe(
-      'gate off: goodput peaks at 20.00 rps (offered 40.00 rps) and collapses: it falls to 10.00 rps at 80.00 rps offered (50% of the peak; shed rate 0.0%).',
+      'gate off: goodput peaks at 20.00 rps (offered 40.00 rps) and collapses: it falls to 10.00 rps at 80.00 rps offered (50% of the peak, below the 90% a plateau keeps; shed rate 0.0%).',
     );
     expect(f[2]).toMatch(
-      /^enforce: .* plateaus: it holds at 19\.50 rps at 80\.00 rps offered \(100% of the peak; shed rate 75\.0%\)/,
+      /^enforce: .* plateaus: it holds at 19\.50 rps at 80\.00 rps offered \(100% of the peak, at least the 90% a plateau keeps; shed rate 75\.0%\)/,
     );
   });
 });

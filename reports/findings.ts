@@ -100,6 +100,9 @@ export function sweepRecommendationSections(data: SweepData): Section[] {
   return out;
 }
 
+/** The share of its peak goodput a line keeps at its highest load to count as a plateau. */
+export const PLATEAU_KEEPS = 0.9;
+
 /** What the cliff test shows, per mode: the best goodput and what it keeps at the highest load (90% or more: a plateau). */
 export function cliffFindings(points: readonly CliffPoint[]): string[] {
   const out: string[] = [];
@@ -109,9 +112,11 @@ export function cliffFindings(points: readonly CliffPoint[]): string[] {
     if (!last) continue;
     const peak = line.reduce((m, p) => (p.goodput_rps > m.goodput_rps ? p : m), last);
     const kept = peak.goodput_rps > 0 ? last.goodput_rps / peak.goodput_rps : 1;
-    const verdict = kept >= 0.9 ? 'plateaus: it holds at' : 'collapses: it falls to';
+    const plateau = kept >= PLATEAU_KEEPS;
+    const verdict = plateau ? 'plateaus: it holds at' : 'collapses: it falls to';
+    const bound = `${plateau ? 'at least' : 'below'} the ${pct(PLATEAU_KEEPS, 0)} a plateau keeps`;
     out.push(
-      `${MODE_LABELS[mode]}: goodput peaks at ${rps(peak.goodput_rps)} (offered ${rps(peak.offered_rps)}) and ${verdict} ${rps(last.goodput_rps)} at ${rps(last.offered_rps)} offered (${pct(kept, 0)} of the peak; shed rate ${pct(last.shed_rate)}).`,
+      `${MODE_LABELS[mode]}: goodput peaks at ${rps(peak.goodput_rps)} (offered ${rps(peak.offered_rps)}) and ${verdict} ${rps(last.goodput_rps)} at ${rps(last.offered_rps)} offered (${pct(kept, 0)} of the peak, ${bound}; shed rate ${pct(last.shed_rate)}).`,
     );
   }
   return out;

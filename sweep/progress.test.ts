@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, ProgressBar, type ProgressStream, progressLine } from './progress.js';
+import {
+  formatDuration,
+  ProgressBar,
+  type ProgressStream,
+  plainProgressLine,
+  progressLine,
+} from './progress.js';
 
 /** A stream that records what is written. */
 function recorder(isTTY: boolean): ProgressStream & { text: string } {
@@ -30,11 +36,31 @@ describe('the progress bar', () => {
     expect(tty.text).toBe(`\rsweep [${'#'.repeat(24)}] 4/4 100% ETA 0:00\u001b[K\r\u001b[K`);
   });
 
-  it('stays quiet when the stream is not a TTY', () => {
+  it('prints a plain line every few seconds when the stream is not a TTY (a CI log)', () => {
     const pipe = recorder(false);
-    const bar = new ProgressBar('sweep', pipe);
+    let t = 0;
+    const bar = new ProgressBar('sweep', pipe, { now: () => t });
+    t = 1000;
+    bar.update(1, 12); // too soon: nothing
+    t = 6000;
+    bar.update(3, 12);
+    t = 8000;
+    bar.update(4, 12); // within 5 s of the last line: nothing
+    t = 12_000;
+    bar.update(6, 12, '3 in flight');
+    bar.done();
+    expect(pipe.text).toBe(
+      'sweep: 3/12 (25%), elapsed 0:06, ETA 0:18\nsweep: 6/12 (50%), elapsed 0:12, ETA 0:12, 3 in flight\n',
+    );
+    expect(plainProgressLine('load', 12, 60, 12, ' s')).toBe('load: 12/60 s (20%), elapsed 0:12, ETA 0:48');
+  });
+
+  it('stays quiet off a TTY when plain lines are turned off', () => {
+    const pipe = recorder(false);
+    let t = 0;
+    const bar = new ProgressBar('sweep', pipe, { now: () => t, plainEveryMs: 0 });
+    t = 60_000;
     bar.update(1, 2);
-    bar.update(2, 2);
     bar.done();
     expect(pipe.text).toBe('');
   });

@@ -16,12 +16,14 @@ import type { RunSummary } from '../../sim/run/records.js';
 import { MemorySink } from '../../sim/run/sinks.js';
 import type { Scenario } from '../../sim/scenario/resolve.js';
 import { runLoad } from '../driver/driver.js';
+import { lateness, type ScheduleReport } from '../driver/lag.js';
 import { prepareLoad } from '../driver/scenario.js';
 import { freePort, type GateMode, type RealGate, startRealGate } from './bench.js';
 import { engineSpecs, type LiveEngine, startEngines } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';
 import { findHaproxy, startHaproxy } from './haproxy.js';
 import { compressScenario, toEngineTime, withArrival } from './scale-scenario.js';
+import { invalidStepNotes } from './validity.js';
 
 /** A line of the cliff: a gate mode, or HAProxy. */
 export type CliffLine = CliffMode;
@@ -35,7 +37,18 @@ export interface CliffStep extends CliffPoint {
   attempts: number;
   ttft_p50_ms: number | null;
   sheds: Record<string, number>;
+  /** Attempts the driver sent in the step (0 in the simulator). */
+  sends: number;
+  /** Sends later than 10 ms behind their schedule, and the driver's lag (ms). */
   late_sends: number;
+  lag_p99_ms: number;
+  lag_max_ms: number;
+  /** late_sends / sends, and the bound it was held to. */
+  late_share: number;
+  max_late_share: number;
+  /** False when the driver fell behind (more late sends than the lateness bound allows): the
+   * step is marked invalid and left out of the report's chart, findings and table. */
+  valid: boolean;
   transport_errors: number;
   /** Gate in-flight and queued after the step drained (enforce/observe), and defect anomalies. */
   inflight_after: number;
@@ -63,13 +76,17 @@ export interface CliffOptions {
   haproxy?: boolean;
   seed?: number;
   progress?: (line: string) => void;
+  /** The lateness bound of a step (share of late sends). @default MAX_LATE_SHARE */
+  maxLateShare?: number;
+  /** Called after each step with the steps done and the steps planned. */
+  onStep?: (done: number, total: number) => void;
 }
 
 /** What a cliff test returns. */
 export interface CliffResult {
   scenario: string;
   steps: CliffStep[];
-  /** The report's points, one per step (HAProxy's included). */
+  /** The report's points, one per valid step (HAProxy's included): invalid steps are left out. */
   points: CliffPoint[];
   notes: string[];
   /** HAProxy's version and generated configuration, when its line ran. */
@@ -78,8 +95,18 @@ export interface CliffResult {
   haproxySkipped?: string;
 }
 
-/** A step's figures from its summary (engine time). */
-export function stepOf(line: CliffLine, rate: number, s: RunSummary, late: number): CliffStep {
+/**
+ * A step's figures from its summary (engine time), and how well the driver kept the step's
+ * schedule (none in the simulator: always valid).
+ */
+export function stepOf(
+  line: CliffLine,
+  rate: number,
+  s: RunSummary,
+  schedule?: ScheduleReport,
+  maxLateShare?: number,
+): CliffStep {
+  const late = lateness(schedule ?? { sends: 0, late_sends: 0, lag_p99_ms: 0 }, maxLateShare);
   return {
     mode: line,
     line,
@@ -93,7 +120,13 @@ export function stepOf(line: CliffLine, rate: number, s: RunSummary, late: numbe
     offered: s.offered,
     attempts: s.attempts,
     sheds: s.sheds,
-    late_sends: late,
+    sends: late.sends,
+    late_sends: late.late_sends,
+    lag_p99_ms: late.lag_p99_ms,
+    lag_max_ms: schedule?.lag_max_ms ?? 0,
+    late_share: late.late_share,
+    max_late_share: late.max_late_share,
+    valid: late.valid,
     transport_errors: s.anomalies.transport_errors ?? 0,
     inflight_after: 0,
     anomalies: 0,
@@ -135,6 +168,9 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
   const notes: string[] = [];
   const steps: CliffStep[] = [];
   const engineS = stepS * ts;
+  const planned =
+    o.target !== undefined ? o.rates.length : (modes.length + (o.haproxy ? 1 : 0)) * o.rates.length;
+  let stepsDone = 0;
 
   /** One step against `target`: the scenario at `rate`, compressed onto the real clock. */
   const step = async (line: CliffLine, rate: number, target: string): Promise<CliffStep> => {
@@ -142,9 +178,9 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
     const comp = compressScenario(sc, ts);
     const prepared = await prepareLoad(comp.scenario, { seed });
     const r = await runLoad({ ...prepared, target, sink: new MemorySink(false) });
-    const s = stepOf(line, rate, toEngineTime(r.summary, ts), r.schedule.late_sends);
+    const s = stepOf(line, rate, toEngineTime(r.summary, ts), r.schedule, o.maxLateShare);
     say(
-      `${line.padEnd(7)} ${String(rate).padStart(7)} req/s offered: goodput ${s.goodput_rps}, throughput ${s.throughput_rps}, shed ${(s.shed_rate * 100).toFixed(1)} %, TTFT p95 ${s.ttft_p95_ms ?? '-'} ms${
+      `${s.valid ? '' : 'INVALID (driver fell behind) '}${line.padEnd(7)} ${String(rate).padStart(7)} req/s offered: ${s.late_sends} of ${s.sends} sends late (lag p99 ${s.lag_p99_ms} ms), goodput ${s.goodput_rps}, throughput ${s.throughput_rps}, shed ${(s.shed_rate * 100).toFixed(1)} %, TTFT p95 ${s.ttft_p95_ms ?? '-'} ms${
         Object.keys(s.sheds).length
           ? ` (${Object.entries(s.sheds)
               .map(([k, v]) => `${v} ${k}`)
@@ -152,6 +188,7 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
           : ''
       }`,
     );
+    o.onStep?.(++stepsDone, planned);
     return s;
   };
 
@@ -165,7 +202,7 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
       `target ${o.target}: one line, labelled ${line} from the scenario's fc_mode; the command cannot switch the mode of a gate it did not start`,
     );
     for (const rate of o.rates) steps.push(await step(line, rate, o.target));
-    return { scenario: scenario.name, steps, points: steps.map(toPoint), notes };
+    return finish({ scenario: scenario.name, steps, points: [], notes });
   }
 
   const { specs, notes: engineNotes } = engineSpecs(scenario, {
@@ -197,17 +234,21 @@ export async function runCliff(scenario: Scenario, o: CliffOptions): Promise<Cli
     } finally {
       await gate?.close();
     }
-    result = { scenario: scenario.name, steps, points: steps.map(toPoint), notes };
-    if (o.haproxy) {
-      await haproxyLine(compressed, engines, result, step);
-      result.points = result.steps.map(toPoint);
-    }
+    result = { scenario: scenario.name, steps, points: [], notes };
+    if (o.haproxy) await haproxyLine(compressed, engines, result, step);
   } finally {
     await Promise.all(engines.map((e) => e.close()));
   }
   notes.push(
     `each step: ${engineS} s of engine time (${stepS} s real at time scale ${ts}), the first ${Math.round(warm * 100)} % not counted; Poisson arrivals; rising rates, each after the previous drained`,
   );
+  return finish(result);
+}
+
+/** Sets the report's points from the valid steps and names every invalid step in the notes. */
+export function finish(result: CliffResult): CliffResult {
+  result.points = result.steps.filter((s) => s.valid).map(toPoint);
+  result.notes.push(...invalidStepNotes(result.steps));
   return result;
 }
 

@@ -124,7 +124,13 @@ describe('the real-against-simulated table', () => {
     offered: 1,
     attempts: 1,
     sheds: {},
+    sends: 1,
     late_sends: 0,
+    lag_p99_ms: 0,
+    lag_max_ms: 0,
+    late_share: 0,
+    max_late_share: 0.01,
+    valid: true,
     transport_errors: 0,
     inflight_after: 0,
     anomalies: 0,
@@ -147,7 +153,8 @@ describe('sluice cliff --compare-simulated', () => {
   it('runs the real cliff and the simulated one, and the report puts them side by side', async () => {
     const out = join(dir, 'compare');
     const r = await sluiceProcess(
-      shortCliff(out, '--compare-simulated', '--modes', 'enforce', '--rates', '8'),
+      // The layout is under test, not the driver's lateness on a loaded machine (exit 3 otherwise).
+      shortCliff(out, '--compare-simulated', '--modes', 'enforce', '--rates', '8', '--max-late-share', '1'),
     );
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { steps: CliffStep[]; simulated: { steps: CliffStep[] } };

@@ -58,7 +58,7 @@ export async function runSimulatedCliff(scenario: Scenario, o: SimulatedCliffOpt
         clientTtft: true,
         ...(o.seed === undefined ? {} : { seed: o.seed }),
       });
-      const s = stepOf(mode, rate, summary, 0);
+      const s = stepOf(mode, rate, summary);
       // Defects only, as the real cliff reads them from /metrics (tenant_table_full is load, not a defect).
       s.anomalies = (summary.anomalies.underflow ?? 0) + (summary.anomalies.unknown_permit ?? 0);
       say(

@@ -30,6 +30,9 @@ import {
   streamedTtft,
   totalSheds,
 } from './compare.js';
+import { type FidelityVerdict, fidelityVerdict, type TargetCheck, targetCheck } from './verdict.js';
+
+export type { TargetCheck } from './verdict.js';
 
 /** The targets of the issue, over steady-state scenarios. */
 export const FIDELITY_TARGETS = { goodput: 0.05, sheds: 0.05, ttft_p95: 0.15 } as const;
@@ -47,6 +50,10 @@ export interface FidelityOptions {
   primeMs?: number;
   /** Called with a line of progress. */
   progress?: (line: string) => void;
+  /** The lateness bound of the real run (share of late sends). @default MAX_LATE_SHARE */
+  maxLateShare?: number;
+  /** Called every second of the real run with the seconds done and planned. */
+  onRealSecond?: (done: number, total: number) => void;
 }
 
 /**
@@ -80,13 +87,6 @@ async function prime(
   }
 }
 
-/** Whether a target was met (null when the relative difference is undefined). */
-export interface TargetCheck {
-  target: number;
-  rel_diff: number | null;
-  met: boolean | null;
-}
-
 /** The comparison `sluice fidelity --json` prints. */
 export interface FidelityResult {
   scenario: string;
@@ -106,6 +106,8 @@ export interface FidelityResult {
   /** How well the real run kept up: driver schedule lag, engine step lag, proxy state after. */
   real_run: {
     wall_s: number;
+    /** Attempts the driver sent. */
+    sends: number;
     late_sends: number;
     schedule_lag_p99_ms: number;
     engine_lag_max_ms: number;
@@ -114,6 +116,8 @@ export interface FidelityResult {
     queued_after: number;
     anomalies: number;
   };
+  /** Met, missed, or invalid (the harness could not keep up: targets not judged). */
+  verdict: FidelityVerdict;
   notes: string[];
   simulated: RunSummary;
   /** The real run's summary in engine time; its queue_wait_ms is from the proxy's decision log. */
@@ -169,6 +173,9 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
         sink: realSink,
         startDelayMs,
         engineTimeScale: ts,
+        ...(o.onRealSecond
+          ? { onSecond: (t: number) => o.onRealSecond?.(t, Math.ceil(prepared.endMs / 1000)) }
+          : {}),
       });
       after = await gate.waitIdle(5000);
     } finally {
@@ -221,14 +228,30 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
     queue_waits: pair(simulated.queue_wait_ms.count, real.queue_wait_ms.count),
     offered: pair(simulated.offered, real.offered),
   };
-  const target = (t: number, d: number | null): TargetCheck => ({
-    target: t,
-    rel_diff: d,
-    met: d === null ? null : Math.abs(d) <= t,
-  });
+  const target = (t: number, d: number | null): TargetCheck => targetCheck(t, d);
   const goodputDiff = relDiff(real.goodput_rps, simulated.goodput_rps);
   const shedsDiff = relDiff(totalSheds(real), totalSheds(simulated));
   const ttftP95Diff = relDiff(real.ttft_ms.p95, simulated.ttft_ms.p95);
+  const targets = {
+    goodput: target(FIDELITY_TARGETS.goodput, goodputDiff),
+    sheds: target(FIDELITY_TARGETS.sheds, shedsDiff),
+    ttft_p95: target(FIDELITY_TARGETS.ttft_p95, ttftP95Diff),
+  };
+  const realRun = {
+    wall_s: Math.round(wallS * 10) / 10,
+    sends: raw.schedule.sends,
+    late_sends: raw.schedule.late_sends,
+    schedule_lag_p99_ms: raw.schedule.lag_p99_ms,
+    engine_lag_max_ms: Math.round(engineLag * 10) / 10,
+    transport_errors: raw.transport_errors,
+    inflight_after: after.inflight,
+    queued_after: after.queued,
+    anomalies: after.anomalies,
+  };
+  const verdict = fidelityVerdict(
+    { targets, real_run: realRun, schedule_check: schedule },
+    o.maxLateShare === undefined ? {} : { maxLateShare: o.maxLateShare },
+  );
   return {
     scenario: sc.name,
     seed,
@@ -241,22 +264,10 @@ export async function runFidelity(scenario: Scenario, o: FidelityOptions = {}): 
     queue_wait_p95_rel_diff: relDiff(real.queue_wait_ms.p95, simulated.queue_wait_ms.p95),
     figures,
     sheds_by_reason: shedsByReason(simulated, real),
-    targets: {
-      goodput: target(FIDELITY_TARGETS.goodput, goodputDiff),
-      sheds: target(FIDELITY_TARGETS.sheds, shedsDiff),
-      ttft_p95: target(FIDELITY_TARGETS.ttft_p95, ttftP95Diff),
-    },
+    targets,
     schedule_check: schedule,
-    real_run: {
-      wall_s: Math.round(wallS * 10) / 10,
-      late_sends: raw.schedule.late_sends,
-      schedule_lag_p99_ms: raw.schedule.lag_p99_ms,
-      engine_lag_max_ms: Math.round(engineLag * 10) / 10,
-      transport_errors: raw.transport_errors,
-      inflight_after: after.inflight,
-      queued_after: after.queued,
-      anomalies: after.anomalies,
-    },
+    real_run: realRun,
+    verdict,
     notes,
     simulated,
     real,
