@@ -14,8 +14,16 @@ const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+/** Anything that may need normalising: an escape, a fragment, a double slash, a dot segment. */
+const NEEDS_WORK = /[%#]|\/\/|\/\./;
+
 /** Normalises a request target (`req.url`); a malformed one is refused with the reason. */
 export function normaliseTarget(raw: string): TargetResult {
+  // The common case, a plain origin-form path, is already normal.
+  if (raw.charCodeAt(0) === 0x2f && !NEEDS_WORK.test(raw)) {
+    const q = raw.indexOf('?');
+    return { ok: true, target: raw, path: q < 0 ? raw : raw.slice(0, q) };
+  }
   let t = raw;
   const abs = ABSOLUTE.exec(t);
   if (abs) {
