@@ -5,8 +5,8 @@
  */
 import type { RunSummary, TenantSummary } from '../sim/run/records.js';
 import { MODE_LABELS } from './charts/cliff.js';
-import { counts, ms, num, params, pct, rps } from './format.js';
-import { CLIFF_MODES, type CliffPoint, type CsvTable, type SweepData, type TableSection } from './types.js';
+import { counts, ms, num, pct, rps } from './format.js';
+import { CLIFF_MODES, type CliffPoint, type CsvTable, type TableSection } from './types.js';
 
 /** The run summary as a two-column table, goodput first. */
 export function summaryTable(s: RunSummary): TableSection {
@@ -88,64 +88,6 @@ function cmp(a: string, b: string): number {
 
 function sortTenants(tenants: readonly TenantSummary[]): TenantSummary[] {
   return [...tenants].sort((a, b) => b.offered - a.offered || cmp(a.tenant, b.tenant));
-}
-
-/** Figure names present on any sweep point, sorted. */
-function figureNames(data: SweepData): string[] {
-  return [...new Set(data.points.flatMap((p) => Object.keys(p.figures ?? {})))].sort();
-}
-
-/** Sweep points ranked: feasible first, then by goodput. */
-export function rankedPoints(data: SweepData): SweepData['points'] {
-  return [...data.points].sort(
-    (a, b) =>
-      Number(b.feasible) - Number(a.feasible) ||
-      b.goodput_rps - a.goodput_rps ||
-      cmp(params(a.params, data.varied), params(b.params, data.varied)),
-  );
-}
-
-/** The sweep points as a display table (ranked), naming `points.csv`. */
-export function sweepTable(data: SweepData): TableSection {
-  const figs = figureNames(data);
-  return {
-    kind: 'table',
-    title: 'Sweep points',
-    caption: 'Ranked: points meeting every SLO first, then by goodput. CI: confidence interval across seeds.',
-    columns: [...data.varied, 'goodput', 'CI', 'meets SLOs', 'binding', ...figs],
-    rows: rankedPoints(data).map((p) => [
-      ...data.varied.map((f) =>
-        p.params[f] === undefined ? '' : num(p.params[f], Number.isInteger(p.params[f]) ? 0 : 2),
-      ),
-      rps(p.goodput_rps),
-      `${num(p.ci_low, 2)}–${num(p.ci_high, 2)}`,
-      p.feasible ? 'yes' : 'no',
-      p.binding ?? '',
-      ...figs.map((f) => {
-        const v = p.figures?.[f];
-        return v === undefined ? '' : num(v, Number.isInteger(v) ? 0 : 3);
-      }),
-    ]),
-    csv: 'points.csv',
-  };
-}
-
-/** The raw sweep points for `points.csv`. */
-export function sweepCsv(data: SweepData): CsvTable {
-  const figs = figureNames(data);
-  return {
-    file: 'points.csv',
-    columns: [...data.varied, 'goodput_rps', 'ci_low', 'ci_high', 'feasible', 'binding', ...figs],
-    rows: rankedPoints(data).map((p) => [
-      ...data.varied.map((f) => p.params[f] ?? ''),
-      p.goodput_rps,
-      p.ci_low,
-      p.ci_high,
-      p.feasible,
-      p.binding ?? '',
-      ...figs.map((f) => p.figures?.[f] ?? ''),
-    ]),
-  };
 }
 
 function sortCliff(points: readonly CliffPoint[]): CliffPoint[] {

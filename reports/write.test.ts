@@ -83,6 +83,7 @@ describe('sweep and cliff reports', () => {
     expect(out.charts.map((c) => c.name)).toEqual(['sweep']);
     const csv = parseCsv(readFileSync(join(out.dir, 'points.csv'), 'utf8'));
     expect(csv[0]).toEqual([
+      'rank',
       'fc_max_outstanding',
       'fc_max_queue_depth',
       'goodput_rps',
@@ -93,8 +94,8 @@ describe('sweep and cliff reports', () => {
       'shed_rate',
       'ttft_p95_ms',
     ]);
-    expect(csv[1]?.slice(0, 3)).toEqual(['32', '16', '36']);
-    expect(csv.at(-1)?.[5]).toBe('false');
+    expect(csv[1]?.slice(0, 4)).toEqual(['1', '32', '16', '36']);
+    expect(csv.at(-1)?.[6]).toBe('false');
     const md = readFileSync(out.markdown, 'utf8');
     expect(md).toContain('"fc_max_outstanding": 32');
     expect(md.indexOf('## Recommendation')).toBeLessThan(md.indexOf('## Goodput across the sweep'));
