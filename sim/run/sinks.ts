@@ -12,6 +12,7 @@ import {
   REQUEST_COLUMNS,
   type RequestRecord,
   type RunSummary,
+  SECOND_MAX_COLUMNS,
   SECOND_SCALAR_COLUMNS,
   type SecondRow,
 } from './records.js';
@@ -51,6 +52,7 @@ export function secondColumns(endpointIds: readonly string[]): string[] {
     ...SECOND_SCALAR_COLUMNS,
     ...DECISION_REASONS.map((r) => `decisions_${r}`),
     ...endpointIds.flatMap((id) => [`ep_${id}_running`, `ep_${id}_waiting`, `ep_${id}_kv_usage`]),
+    ...SECOND_MAX_COLUMNS,
   ];
 }
 
@@ -60,6 +62,7 @@ export function flattenSecond(row: SecondRow, out: (string | number)[] = []): (s
   for (const c of SECOND_SCALAR_COLUMNS) out.push(row[c]);
   for (const r of DECISION_REASONS) out.push(row.decisions[r] ?? 0);
   for (const e of row.endpoints) out.push(e.running, e.waiting, e.kv_usage);
+  for (const c of SECOND_MAX_COLUMNS) out.push(row[c]);
   return out;
 }
 
