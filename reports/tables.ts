@@ -3,13 +3,54 @@
  * sweep points and cliff points, each as a display table and (where useful)
  * a raw CSV export.
  */
-import type { RunSummary, TenantSummary } from '../sim/run/records.js';
+import type { RunSummary, SecondRow, TenantSummary } from '../sim/run/records.js';
 import { MODE_LABELS } from './charts/cliff.js';
 import { counts, ms, num, pct, rps } from './format.js';
 import { CLIFF_MODES, type CliffPoint, type CsvTable, type TableSection } from './types.js';
 
-/** The run summary as a two-column table, goodput first. */
-export function summaryTable(s: RunSummary): TableSection {
+/** The figures of the measured window that the summary carries for the whole run. */
+export interface WindowFigures {
+  decisions: Record<string, number>;
+  max_inflight: number;
+  max_queued: number;
+  /** Which window these figures cover, for the labels. */
+  window: 'measured' | 'whole run';
+}
+
+/**
+ * The decisions and peaks over the measured window (the seconds after warm-up), the window of
+ * every other summary figure, from the per-second rows; a row `t_s` covers (t_s − 1, t_s].
+ * Without rows, the summary's own whole-run figures, said to be so.
+ */
+export function windowFigures(s: RunSummary, seconds: readonly SecondRow[]): WindowFigures {
+  const rows = seconds.filter((r) => r.t_s > s.warmup_s);
+  if (rows.length === 0) {
+    return {
+      decisions: s.decisions,
+      max_inflight: s.max_inflight,
+      max_queued: s.max_queued,
+      window: 'whole run',
+    };
+  }
+  const decisions: Record<string, number> = {};
+  for (const r of rows)
+    for (const [k, v] of Object.entries(r.decisions)) decisions[k] = (decisions[k] ?? 0) + v;
+  return {
+    decisions,
+    max_inflight: Math.max(...rows.map((r) => Math.max(r.inflight_max, r.inflight))),
+    max_queued: Math.max(...rows.map((r) => Math.max(r.queued_max, r.queued))),
+    window: 'measured',
+  };
+}
+
+/**
+ * The run summary as a two-column table, goodput first. Every figure covers the measured window
+ * (decisions and peaks from the per-second rows); without rows, those three say they cover the
+ * whole run.
+ */
+export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []): TableSection {
+  const w = windowFigures(s, seconds);
+  const whole = w.window === 'whole run' ? ' (whole run)' : '';
   const p = (x: { p50: number; p95: number; p99: number }): string =>
     `${ms(x.p50)} / ${ms(x.p95)} / ${ms(x.p99)}`;
   const limit = (v: number): string => (v > 0 ? num(v) : 'none');
@@ -31,10 +72,10 @@ export function summaryTable(s: RunSummary): TableSection {
     ['TTFT p50 / p95 / p99', p(s.ttft_ms)],
     ['end to end p50 / p95 / p99', p(s.e2e_ms)],
     ['queue wait p50 / p95 / p99', p(s.queue_wait_ms)],
-    ['peak in flight · ceiling', `${num(s.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],
-    ['peak queued · queue depth', `${num(s.max_queued)} · ${limit(s.ceilings.queue_depth)}`],
+    [`peak in flight · ceiling${whole}`, `${num(w.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],
+    [`peak queued · queue depth${whole}`, `${num(w.max_queued)} · ${limit(s.ceilings.queue_depth)}`],
     ['queue wait bound', ms(s.ceilings.queue_wait_ms)],
-    ['decisions', counts(s.decisions)],
+    [`decisions${whole}`, counts(w.decisions)],
     ['refusals seen by clients', counts(s.sheds)],
     ['outcomes', counts(s.outcomes)],
     ["Jain's fairness index", num(s.jain_fairness, 3)],
@@ -42,7 +83,11 @@ export function summaryTable(s: RunSummary): TableSection {
     ['conservation', s.conservation_ok ? 'ok' : 'VIOLATED (attempts ≠ sum of outcomes)'],
     ['anomalies', counts(s.anomalies)],
   ];
-  return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows };
+  const caption =
+    w.window === 'measured'
+      ? `Every figure covers the measured window, after the first ${num(s.warmup_s)} s of warm-up.`
+      : 'Figures cover the measured window, after warm-up, except those marked whole run (this run has no timeseries.csv to window them).';
+  return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows, caption };
 }
 
 const TENANT_COLUMNS = ['tenant', 'offered', 'completed', 'good', 'goodput_rps', 'good_share'];

@@ -25,10 +25,16 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('run report', () => {
   it('writes every chart as .vl.json, .svg and .png, the CSV, report.html and report.md into <run>/report', () => {
     expect(files.dir).toBe(join(runDir, 'report'));
-    expect(files.charts.map((c) => c.name)).toEqual(['ceiling', 'decisions', 'latency', 'tenants']);
+    expect(files.charts.map((c) => c.name)).toEqual([
+      'goodput',
+      'ceiling',
+      'decisions',
+      'latency',
+      'tenants',
+    ]);
     expect(readdirSync(files.dir).sort()).toEqual(
       [
-        ...['ceiling', 'decisions', 'latency', 'tenants'].flatMap((n) => [
+        ...['goodput', 'ceiling', 'decisions', 'latency', 'tenants'].flatMap((n) => [
           `${n}.vl.json`,
           `${n}.svg`,
           `${n}.png`,
@@ -53,7 +59,7 @@ describe('run report', () => {
   it('writes a Markdown summary whose images all exist beside it', () => {
     const md = readFileSync(files.markdown, 'utf8');
     const images = [...md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1] ?? '');
-    expect(images).toEqual(['ceiling.png', 'decisions.png', 'latency.png', 'tenants.png']);
+    expect(images).toEqual(['goodput.png', 'ceiling.png', 'decisions.png', 'latency.png', 'tenants.png']);
     for (const img of images) expect(existsSync(join(files.dir, img))).toBe(true);
     expect(md).toContain('| goodput | 11.27 rps (62.0% of offered requests good) |');
   });
