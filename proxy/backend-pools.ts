@@ -4,9 +4,13 @@
  * connection limit. Every socket is counted by the accept valve as a
  * backend leg while it lives; idle sockets close after BACKEND_IDLE_MS.
  */
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import { buildConnector, Pool } from 'undici';
+import type { buildConnector, Pool } from 'undici';
 import type { AcceptValve } from './accept-valve.js';
+
+/** undici, loaded when the proxy makes its pools, not when any `sluice` command starts (BENCHMARKS.md). */
+const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici');
 
 /**
  * Longest idle time of a pooled backend socket, in ms (below Node's 5 s
@@ -46,7 +50,7 @@ export class BackendPools {
   readonly #connect: buildConnector.connector;
 
   constructor(valve: AcceptValve) {
-    const base = buildConnector({});
+    const base = undici().buildConnector({});
     this.#connect = (opts, cb) => {
       base(opts, (err, socket) => {
         if (socket) {
@@ -65,6 +69,7 @@ export class BackendPools {
   get(target: Target): Pool {
     let p = this.#pools.get(target.id);
     if (p === undefined) {
+      const { Pool } = undici();
       p = new Pool(`http://${target.port === 80 ? target.host : `${target.host}:${target.port}`}`, {
         connect: this.#connect,
         connections: null,

@@ -4,7 +4,11 @@
  * an issue or a doc as it is. cli-table3 measures the cells (wide characters
  * included) and pads them.
  */
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+import type CliTable from 'cli-table3';
+
+/** cli-table3, loaded on first use rather than when any `sluice` command starts. */
+const Table = (): typeof CliTable => createRequire(import.meta.url)('cli-table3');
 
 /** How a column's cells line up. */
 export type Align = 'left' | 'right';
@@ -36,7 +40,7 @@ export function textTable(
   rows: readonly (readonly (string | number)[])[],
   opts: { align?: readonly Align[]; indent?: number } = {},
 ): string {
-  const table = new Table({
+  const table = new (Table())({
     head: [...head],
     chars: NO_BORDER,
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
