@@ -85,7 +85,9 @@ export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []):
   ];
   const caption =
     w.window === 'measured'
-      ? `Every figure covers the measured window, after the first ${num(s.warmup_s)} s of warm-up.`
+      ? s.warmup_s > 0
+        ? `Every figure covers the measured window, after the first ${num(s.warmup_s)} s of warm-up.`
+        : 'Every figure covers the whole run (it has no warm-up).'
       : 'Figures cover the measured window, after warm-up, except those marked whole run (this run has no timeseries.csv to window them).';
   return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows, caption };
 }

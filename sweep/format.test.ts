@@ -10,6 +10,14 @@ describe('the sweep text table', () => {
   });
 
   it('lines up columns two spaces apart with no trailing spaces', () => {
-    expect(table(['rank', 'x'], [['1', 'long value'], ['10', '']])).toBe('rank  x\n1     long value\n10');
+    expect(
+      table(
+        ['rank', 'x'],
+        [
+          ['1', 'long value'],
+          ['10', ''],
+        ],
+      ),
+    ).toBe('rank  x\n1     long value\n10');
   });
 });
