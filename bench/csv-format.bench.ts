@@ -41,7 +41,7 @@ const time = (name: string, f: () => number) => {
     ts.push(performance.now() - a);
   }
   ts.sort((x, y) => x - y);
-  console.log(name, 'median', ts[2].toFixed(0), 'ms for', N, 'rows', n);
+  console.log(name, 'median', (ts[2] ?? 0).toFixed(0), 'ms for', N, 'rows', n);
 };
 time('csvLine', () => {
   let len = 0;
