@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { Command } from 'commander';
 import { loadScenario } from '../sim/scenario/load.js';
 import { emptyBaseline, readBaseline, writeBaseline } from '../sweep/baseline.js';
-import { compareWithBaseline, runScenarios, updatedBaseline } from '../sweep/check.js';
+import { CHECK_UPDATE_KIND, compareWithBaseline, runScenarios, updatedBaseline } from '../sweep/check.js';
 import { checkText } from '../sweep/check-format.js';
 import { junitXml } from '../sweep/junit.js';
 import { defaultWorkers } from '../sweep/pool.js';
@@ -73,7 +73,7 @@ export function checkCommand(): Command {
           const msg = `baseline ${opts.baseline}: wrote ${runs.length} scenario${runs.length === 1 ? '' : 's'} × ${seeds} seed${seeds === 1 ? '' : 's'}`;
           process.stdout.write(
             opts.json
-              ? `${JSON.stringify({ updated: opts.baseline, scenarios: runs.map((r) => r.name) })}\n`
+              ? `${JSON.stringify({ kind: CHECK_UPDATE_KIND, updated: opts.baseline, scenarios: runs.map((r) => r.name) })}\n`
               : `${msg}\n`,
           );
           return;

@@ -33,7 +33,7 @@ describe('sluice report', () => {
     const r = await run(dir);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(
-      /^run report: .*report\.html, .*report\.md; 4 charts \(\.vl\.json, \.svg, \.png\); 1 CSV in /,
+      /^run report: .*report\.html, .*report\.md; 5 charts \(\.vl\.json, \.svg, \.png\); 1 CSV in /,
     );
     expect(readFileSync(join(dir, 'report', 'report.md'), 'utf8')).toContain(
       '![Goodput share per tenant](tenants.png)',

@@ -10,7 +10,7 @@ import { loadScenario } from '../sim/scenario/load.js';
 import { isSweepInputError, SweepInputError } from '../sweep/errors.js';
 import { sweepText } from '../sweep/format.js';
 import { METRIC_NAMES } from '../sweep/metrics.js';
-import { savePoints, writeReportOf } from '../sweep/output.js';
+import { savePoints, saveRule, writeReportOf } from '../sweep/output.js';
 import { parseShard, planSweep } from '../sweep/plan.js';
 import { defaultWorkers } from '../sweep/pool.js';
 import { ProgressBar } from '../sweep/progress.js';
@@ -58,6 +58,8 @@ export async function emitResult(
   const written: string[] = [];
   if (opts.out) {
     written.push(savePoints(opts.out, result));
+    const rule = saveRule(opts.out, result);
+    if (rule !== undefined) written.push(rule);
     if (opts.report !== false) {
       try {
         written.push(await writeReportOf(opts.out, result));

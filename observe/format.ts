@@ -3,11 +3,11 @@
  * chart of the would-be refusals over time) for the HTML/Markdown report.
  */
 import { chartConfig } from '../reports/charts/theme.js';
+import { pct } from '../reports/format.js';
+import { textTable } from '../reports/text-table.js';
 import type { Section, VegaLiteSpec } from '../reports/types.js';
 import { OBSERVED_CEILINGS } from './collect.js';
 import type { ObserveResult } from './observe.js';
-
-const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
 
 /** The report as aligned text. */
 export function observeText(r: ObserveResult, topTenants = 10): string {
@@ -23,31 +23,49 @@ export function observeText(r: ObserveResult, topTenants = 10): string {
   out.push(
     '  (observe counts "would queue" whenever the request could have waited; the enforce run below shows what the queue bound did)',
   );
-  out.push('', 'per ceiling    would shed  would queue');
-  for (const c of OBSERVED_CEILINGS) {
-    out.push(
-      `  ${c.padEnd(12)} ${String(r.per_ceiling[c].shed).padStart(10)}  ${String(r.per_ceiling[c].queue).padStart(11)}`,
-    );
-  }
-  out.push('', 'fc_max_outstanding that would have shed at most (no queue)');
-  for (const c of r.ceilings)
-    out.push(`  ${pct(c.shed_share).padStart(7)} of requests: ${c.max_outstanding}`);
-  out.push('', 'the same trace   goodput req/s  good share  shed rate  TTFT p95 ms  max in flight');
-  for (const [mode, f] of Object.entries(r.compare)) {
-    out.push(
-      `  ${mode.padEnd(15)} ${String(f.goodput_rps).padStart(13)}  ${pct(f.goodput_share).padStart(10)}  ${pct(f.shed_rate).padStart(9)}  ${String(Math.round(f.ttft_p95_ms)).padStart(11)}  ${String(f.max_inflight).padStart(13)}`,
-    );
-  }
+  const R = 'right' as const;
+  out.push(
+    '',
+    textTable(
+      ['per ceiling', 'would shed', 'would queue'],
+      OBSERVED_CEILINGS.map((c) => [c, r.per_ceiling[c].shed, r.per_ceiling[c].queue]),
+      { align: ['left', R, R] },
+    ),
+  );
+  out.push(
+    '',
+    'fc_max_outstanding that would have shed at most (no queue)',
+    textTable(
+      ['share shed', 'fc_max_outstanding'],
+      r.ceilings.map((c) => [pct(c.shed_share), c.max_outstanding]),
+      { align: [R, R], indent: 2 },
+    ),
+  );
+  out.push(
+    '',
+    textTable(
+      ['the same trace', 'goodput req/s', 'good share', 'shed rate', 'TTFT p95 ms', 'max in flight'],
+      Object.entries(r.compare).map(([mode, f]) => [
+        mode,
+        f.goodput_rps,
+        pct(f.goodput_share),
+        pct(f.shed_rate),
+        Math.round(f.ttft_p95_ms),
+        f.max_inflight,
+      ]),
+      { align: ['left', R, R, R, R, R] },
+    ),
+  );
   if (r.tenants.length > 1) {
     out.push(
       '',
-      `tenants (top ${Math.min(topTenants, r.tenants.length)} of ${r.tenants.length})  offered  would shed  would queue`,
+      `tenants (top ${Math.min(topTenants, r.tenants.length)} of ${r.tenants.length})`,
+      textTable(
+        ['tenant', 'offered', 'would shed', 'would queue'],
+        r.tenants.slice(0, topTenants).map((x) => [x.tenant, x.offered, x.would_shed, x.would_queue]),
+        { align: ['left', R, R, R], indent: 2 },
+      ),
     );
-    for (const x of r.tenants.slice(0, topTenants)) {
-      out.push(
-        `  ${x.tenant.padEnd(24)} ${String(x.offered).padStart(7)}  ${String(x.would_shed).padStart(10)}  ${String(x.would_queue).padStart(11)}`,
-      );
-    }
   }
   return `${out.join('\n')}\n`;
 }

@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ceilingChart } from '../reports/charts/ceiling.js';
+import { parseTimeseriesCsv } from '../reports/timeseries.js';
 import { runObserve } from './observe.js';
 import { MAX_REPLAY_S } from './scenario.js';
 
@@ -79,6 +81,22 @@ describe('sluice observe', () => {
     expect(r.compare.enforce.max_inflight).toBe(4);
     expect(r.compare.enforce.shed_rate).toBeGreaterThan(0.5);
     expect(r.tenants.map((t) => t.tenant).sort()).toEqual(['a', 'b']);
+  });
+
+  it("draws the pool's peak in flight in the report's chart, the same figure the observe summary gives", async () => {
+    // Requests every 130 ms running 910 ms: 7 in flight for most of each gap, 8 for a moment.
+    const file = join(dir, 'peaks.jsonl');
+    decisionLog(file, 60, 130, 910);
+    const out = join(dir, 'peaks');
+    const r = await runObserve({ ...base, trace: file, outDir: out });
+    const rows = parseTimeseriesCsv(readFileSync(join(out, 'observe', 'timeseries.csv'), 'utf8'));
+    const spec = ceilingChart(rows) as unknown as {
+      vconcat: { data: { values: { series: string; value: number }[] } }[];
+    };
+    const drawn =
+      spec.vconcat[0]?.data.values.filter((v) => v.series === 'in flight').map((v) => v.value) ?? [];
+    expect(Math.max(...drawn)).toBe(r.peak_inflight);
+    expect(Math.max(...rows.map((x) => x.inflight))).toBeLessThan(r.peak_inflight);
   });
 
   it('writes observe.json-ready output for both runs into an out directory', async () => {

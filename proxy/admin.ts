@@ -154,7 +154,7 @@ export class AdminServer {
       return bad(res, 'SLUICE_E_URL', 'url', 'malformed percent-escape in the URL');
     }
     if (url === '/metrics') {
-      if (method !== 'GET') return notAllowed(res, 'GET');
+      if (method !== 'GET' && method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
       const text = this.ctl.metricsText();
       res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(text);

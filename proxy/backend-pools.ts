@@ -7,9 +7,13 @@
  * chunks ({@link BackendTimeouts}), so an endpoint that accepts and never
  * answers cannot hold a unit for good.
  */
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import { buildConnector, Pool } from 'undici';
+import type { buildConnector, Pool } from 'undici';
 import type { AcceptValve } from './accept-valve.js';
+
+/** undici, loaded when the proxy makes its pools, not when any `sluice` command starts (BENCHMARKS.md). */
+const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici');
 
 /**
  * Longest idle time of a pooled backend socket, in ms (below Node's 5 s
@@ -80,7 +84,7 @@ export class BackendPools {
 
   constructor(valve: AcceptValve, timeouts: Partial<BackendTimeouts> = {}) {
     this.#t = { ...DEFAULT_BACKEND_TIMEOUTS, ...timeouts };
-    const base = buildConnector({});
+    const base = undici().buildConnector({});
     this.#connect = (opts, cb) => {
       base(opts, (err, socket) => {
         if (socket) {
@@ -99,6 +103,7 @@ export class BackendPools {
   get(target: Target): Pool {
     let p = this.#pools.get(target.id);
     if (p === undefined) {
+      const { Pool } = undici();
       p = new Pool(`http://${target.port === 80 ? target.host : `${target.host}:${target.port}`}`, {
         connect: this.#connect,
         connections: null,

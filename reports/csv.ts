@@ -1,9 +1,14 @@
 /**
- * CSV in and out. Writing goes through csv-stringify; reading is a small
- * RFC 4180 parser (quoted fields, doubled quotes, commas and newlines inside
- * quotes, LF or CRLF line ends), enough for the files Sluice writes.
+ * CSV in and out: writing through csv-stringify, reading through csv-parse
+ * (RFC 4180: quoted fields, doubled quotes, commas and newlines inside quotes,
+ * LF or CRLF line ends, a byte-order mark). Both load on first use, so a
+ * command that reads or writes no CSV does not pay for them at start-up.
  */
-import { stringify } from 'csv-stringify/sync';
+import { createRequire } from 'node:module';
+
+const load = createRequire(import.meta.url);
+const csvParse = (): typeof import('csv-parse/sync') => load('csv-parse/sync');
+const csvStringify = (): typeof import('csv-stringify/sync') => load('csv-stringify/sync');
 
 /** A CSV file that cannot be read, with the 1-based line where it went wrong. */
 export class CsvError extends Error {
@@ -16,75 +21,25 @@ export class CsvError extends Error {
   }
 }
 
+/** What csv-parse says of a file it cannot read, in this project's words. */
+const PARSE_ERRORS: Readonly<Record<string, string>> = {
+  CSV_QUOTE_NOT_CLOSED: 'a quoted field is not closed',
+  CSV_INVALID_CLOSING_QUOTE: 'unexpected character after a closing quote',
+};
+
 /**
  * Parses CSV text into rows of string fields. A trailing line end does not
- * make an empty last row; a byte-order mark is dropped.
+ * make an empty last row; a byte-order mark is dropped; rows may differ in
+ * width (parseCsvRecords checks them against the header).
  */
 export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  let line = 1;
-  let quoteLine = 1;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let atFieldStart = true;
-  while (i < text.length) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i += 2;
-          continue;
-        }
-        quoted = false;
-        i++;
-        const next = text[i];
-        if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') {
-          throw new CsvError('unexpected character after a closing quote', line);
-        }
-        continue;
-      }
-      if (c === '\n') line++;
-      field += c;
-      i++;
-      continue;
-    }
-    if (c === '"' && atFieldStart) {
-      quoted = true;
-      quoteLine = line;
-      atFieldStart = false;
-      i++;
-      continue;
-    }
-    if (c === ',') {
-      row.push(field);
-      field = '';
-      atFieldStart = true;
-      i++;
-      continue;
-    }
-    if (c === '\r' || c === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      atFieldStart = true;
-      i += c === '\r' && text[i + 1] === '\n' ? 2 : 1;
-      line++;
-      continue;
-    }
-    field += c;
-    atFieldStart = false;
-    i++;
+  try {
+    return csvParse().parse(text, { bom: true, relax_column_count: true }) as string[][];
+  } catch (e) {
+    const err = e as { code?: string; lines?: number; message?: string };
+    const said = err.code === undefined ? undefined : PARSE_ERRORS[err.code];
+    throw new CsvError(said ?? err.message ?? String(e), err.lines ?? 1);
   }
-  if (quoted) throw new CsvError('a quoted field is not closed', quoteLine);
-  if (!atFieldStart || field !== '' || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
 }
 
 /**
@@ -116,7 +71,7 @@ export function toCsv(
   columns: readonly string[],
   rows: readonly (readonly (string | number | boolean)[])[],
 ): string {
-  return stringify([columns as string[], ...(rows as (string | number | boolean)[][])], {
+  return csvStringify().stringify([columns as string[], ...(rows as (string | number | boolean)[][])], {
     record_delimiter: 'unix',
     cast: { boolean: (b) => (b ? 'true' : 'false') },
   });

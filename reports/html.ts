@@ -26,7 +26,7 @@ nav ul { columns: 2; padding-left: 1.2rem; }
 section { margin: 2rem 0; } h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
 table { border-collapse: collapse; font-size: 0.9rem; } th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } tr:nth-child(even) td { background: #fafafa; }
-pre { background: #f6f8fa; padding: 0.8rem; overflow-x: auto; }
+pre { background: #f6f8fa; padding: 0.8rem; overflow-x: auto; } .table-wrap { max-width: 100%; overflow-x: auto; }
 .chart { min-height: 60px; } .chart text { font-family: "DejaVu Sans", Verdana, sans-serif; } .chart-error { color: #b00; white-space: pre-wrap; }
 .files, .caption { color: #555; font-size: 0.9rem; }
 `;
@@ -79,7 +79,7 @@ function tableHtml(s: Extract<Section, { kind: 'table' }>): string {
     .join('\n');
   return [
     s.caption ? `<p class="caption">${escapeHtml(s.caption)}</p>` : '',
-    `<table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table>`,
+    `<div class="table-wrap"><table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`,
     s.csv ? `<p class="files">CSV: <a href="${escapeHtml(s.csv)}">${escapeHtml(s.csv)}</a></p>` : '',
   ]
     .filter((p) => p !== '')

@@ -38,7 +38,8 @@ export {
 } from './render.js';
 export { runReport, writeRunReport } from './run-report.js';
 export { sweepReport, writeSweepReport } from './sweep-report.js';
-export { cliffTable, summaryTable, sweepTable, tenantTable } from './tables.js';
+export { sweepTable } from './sweep-tables.js';
+export { cliffTable, summaryTable, tenantTable } from './tables.js';
 export { formatTimeseriesCsv, parseTimeseriesCsv } from './timeseries.js';
 export type * from './types.js';
 export { CLIFF_FILE_KIND, CLIFF_MODES, SWEEP_FILE_KIND } from './types.js';

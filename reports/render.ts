@@ -2,11 +2,12 @@
  * Server-side rendering: Vega-Lite → Vega → SVG (vega's headless view) →
  * PNG (resvg with the DejaVu fonts, no system font lookup), so the same spec
  * gives byte-identical files on every machine with fonts-dejavu-core.
+ *
+ * vega, vega-lite and resvg are loaded on first use (dynamic import), not
+ * when the CLI starts: together they were most of the start-up of every
+ * command, most of which draw nothing (BENCHMARKS.md, "Start-up").
  */
 import { existsSync } from 'node:fs';
-import { Resvg } from '@resvg/resvg-js';
-import { parse, View } from 'vega';
-import { compile } from 'vega-lite';
 import { CHART_FONT } from './charts/theme.js';
 import type { VegaLiteSpec } from './types.js';
 
@@ -40,13 +41,16 @@ export class MissingFontError extends Error {
 }
 
 /** Compiles Vega-Lite to a Vega spec (throws on an invalid spec). */
-export function toVega(spec: VegaLiteSpec): ReturnType<typeof compile>['spec'] {
+export async function toVega(spec: VegaLiteSpec): Promise<import('vega').Spec> {
+  const { compile } = await import('vega-lite');
   return compile(spec).spec;
 }
 
 /** Renders a Vega-Lite spec to SVG text. */
 export async function renderSvg(spec: VegaLiteSpec): Promise<string> {
-  const view = new View(parse(toVega(spec)), { renderer: 'none' });
+  const vgSpec = await toVega(spec);
+  const { parse, View } = await import('vega');
+  const view = new View(parse(vgSpec), { renderer: 'none' });
   try {
     return await view.toSVG();
   } finally {
@@ -55,8 +59,9 @@ export async function renderSvg(spec: VegaLiteSpec): Promise<string> {
 }
 
 /** Converts SVG text to PNG with the DejaVu fonts. */
-export function svgToPng(svg: string, scale = 2): Buffer {
+export async function svgToPng(svg: string, scale = 2): Promise<Buffer> {
   for (const f of FONT_FILES) if (!existsSync(f)) throw new MissingFontError(f);
+  const { Resvg } = await import('@resvg/resvg-js');
   const resvg = new Resvg(svg, {
     font: { fontFiles: [...FONT_FILES], loadSystemFonts: false, defaultFontFamily: CHART_FONT },
     fitTo: { mode: 'zoom', value: scale },
@@ -76,6 +81,6 @@ export function svgSize(svg: string): { width: number; height: number } {
 /** Renders a Vega-Lite spec to SVG and PNG. */
 export async function renderChart(spec: VegaLiteSpec, opts: RenderOptions = {}): Promise<RenderedChart> {
   const svg = await renderSvg(spec);
-  const png = svgToPng(svg, opts.pngScale ?? 2);
+  const png = await svgToPng(svg, opts.pngScale ?? 2);
   return { svg, png, ...svgSize(svg) };
 }

@@ -4,7 +4,7 @@
  */
 import { sweepChart } from './charts/heatmap.js';
 import { sweepRecommendationSections } from './findings.js';
-import { sweepCsv, sweepTable } from './tables.js';
+import { sweepCsv, sweepTable } from './sweep-tables.js';
 import type { Report, ReportFiles, ReportOptions, Section, SweepData } from './types.js';
 import { writeOpts, writeReport } from './write.js';
 

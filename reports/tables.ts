@@ -3,13 +3,54 @@
  * sweep points and cliff points, each as a display table and (where useful)
  * a raw CSV export.
  */
-import type { RunSummary, TenantSummary } from '../sim/run/records.js';
+import type { RunSummary, SecondRow, TenantSummary } from '../sim/run/records.js';
 import { MODE_LABELS } from './charts/cliff.js';
-import { counts, ms, num, params, pct, rps } from './format.js';
-import { CLIFF_MODES, type CliffPoint, type CsvTable, type SweepData, type TableSection } from './types.js';
+import { counts, ms, num, pct, rps } from './format.js';
+import { CLIFF_MODES, type CliffPoint, type CsvTable, type TableSection } from './types.js';
 
-/** The run summary as a two-column table, goodput first. */
-export function summaryTable(s: RunSummary): TableSection {
+/** The figures of the measured window that the summary carries for the whole run. */
+export interface WindowFigures {
+  decisions: Record<string, number>;
+  max_inflight: number;
+  max_queued: number;
+  /** Which window these figures cover, for the labels. */
+  window: 'measured' | 'whole run';
+}
+
+/**
+ * The decisions and peaks over the measured window (the seconds after warm-up), the window of
+ * every other summary figure, from the per-second rows; a row `t_s` covers (t_s − 1, t_s].
+ * Without rows, the summary's own whole-run figures, said to be so.
+ */
+export function windowFigures(s: RunSummary, seconds: readonly SecondRow[]): WindowFigures {
+  const rows = seconds.filter((r) => r.t_s > s.warmup_s);
+  if (rows.length === 0) {
+    return {
+      decisions: s.decisions,
+      max_inflight: s.max_inflight,
+      max_queued: s.max_queued,
+      window: 'whole run',
+    };
+  }
+  const decisions: Record<string, number> = {};
+  for (const r of rows)
+    for (const [k, v] of Object.entries(r.decisions)) decisions[k] = (decisions[k] ?? 0) + v;
+  return {
+    decisions,
+    max_inflight: Math.max(...rows.map((r) => Math.max(r.inflight_max, r.inflight))),
+    max_queued: Math.max(...rows.map((r) => Math.max(r.queued_max, r.queued))),
+    window: 'measured',
+  };
+}
+
+/**
+ * The run summary as a two-column table, goodput first. Every figure covers the measured window
+ * (decisions and peaks from the per-second rows); without rows, those three say they cover the
+ * whole run.
+ */
+export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []): TableSection {
+  const w = windowFigures(s, seconds);
+  const whole = w.window === 'whole run' ? ' (whole run)' : '';
   const p = (x: { p50: number; p95: number; p99: number }): string =>
     `${ms(x.p50)} / ${ms(x.p95)} / ${ms(x.p99)}`;
   const limit = (v: number): string => (v > 0 ? num(v) : 'none');
@@ -31,10 +72,10 @@ export function summaryTable(s: RunSummary): TableSection {
     ['TTFT p50 / p95 / p99', p(s.ttft_ms)],
     ['end to end p50 / p95 / p99', p(s.e2e_ms)],
     ['queue wait p50 / p95 / p99', p(s.queue_wait_ms)],
-    ['peak in flight · ceiling', `${num(s.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],
-    ['peak queued · queue depth', `${num(s.max_queued)} · ${limit(s.ceilings.queue_depth)}`],
+    [`peak in flight · ceiling${whole}`, `${num(w.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],
+    [`peak queued · queue depth${whole}`, `${num(w.max_queued)} · ${limit(s.ceilings.queue_depth)}`],
     ['queue wait bound', ms(s.ceilings.queue_wait_ms)],
-    ['decisions', counts(s.decisions)],
+    [`decisions${whole}`, counts(w.decisions)],
     ['refusals seen by clients', counts(s.sheds)],
     ['outcomes', counts(s.outcomes)],
     ["Jain's fairness index", num(s.jain_fairness, 3)],
@@ -42,7 +83,13 @@ export function summaryTable(s: RunSummary): TableSection {
     ['conservation', s.conservation_ok ? 'ok' : 'VIOLATED (attempts ≠ sum of outcomes)'],
     ['anomalies', counts(s.anomalies)],
   ];
-  return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows };
+  const caption =
+    w.window === 'measured'
+      ? s.warmup_s > 0
+        ? `Every figure covers the measured window, after the first ${num(s.warmup_s)} s of warm-up.`
+        : 'Every figure covers the whole run (it has no warm-up).'
+      : 'Figures cover the measured window, after warm-up, except those marked whole run (this run has no timeseries.csv to window them).';
+  return { kind: 'table', title: 'Summary', columns: ['figure', 'value'], rows, caption };
 }
 
 const TENANT_COLUMNS = ['tenant', 'offered', 'completed', 'good', 'goodput_rps', 'good_share'];
@@ -88,64 +135,6 @@ function cmp(a: string, b: string): number {
 
 function sortTenants(tenants: readonly TenantSummary[]): TenantSummary[] {
   return [...tenants].sort((a, b) => b.offered - a.offered || cmp(a.tenant, b.tenant));
-}
-
-/** Figure names present on any sweep point, sorted. */
-function figureNames(data: SweepData): string[] {
-  return [...new Set(data.points.flatMap((p) => Object.keys(p.figures ?? {})))].sort();
-}
-
-/** Sweep points ranked: feasible first, then by goodput. */
-export function rankedPoints(data: SweepData): SweepData['points'] {
-  return [...data.points].sort(
-    (a, b) =>
-      Number(b.feasible) - Number(a.feasible) ||
-      b.goodput_rps - a.goodput_rps ||
-      cmp(params(a.params, data.varied), params(b.params, data.varied)),
-  );
-}
-
-/** The sweep points as a display table (ranked), naming `points.csv`. */
-export function sweepTable(data: SweepData): TableSection {
-  const figs = figureNames(data);
-  return {
-    kind: 'table',
-    title: 'Sweep points',
-    caption: 'Ranked: points meeting every SLO first, then by goodput. CI: confidence interval across seeds.',
-    columns: [...data.varied, 'goodput', 'CI', 'meets SLOs', 'binding', ...figs],
-    rows: rankedPoints(data).map((p) => [
-      ...data.varied.map((f) =>
-        p.params[f] === undefined ? '' : num(p.params[f], Number.isInteger(p.params[f]) ? 0 : 2),
-      ),
-      rps(p.goodput_rps),
-      `${num(p.ci_low, 2)}–${num(p.ci_high, 2)}`,
-      p.feasible ? 'yes' : 'no',
-      p.binding ?? '',
-      ...figs.map((f) => {
-        const v = p.figures?.[f];
-        return v === undefined ? '' : num(v, Number.isInteger(v) ? 0 : 3);
-      }),
-    ]),
-    csv: 'points.csv',
-  };
-}
-
-/** The raw sweep points for `points.csv`. */
-export function sweepCsv(data: SweepData): CsvTable {
-  const figs = figureNames(data);
-  return {
-    file: 'points.csv',
-    columns: [...data.varied, 'goodput_rps', 'ci_low', 'ci_high', 'feasible', 'binding', ...figs],
-    rows: rankedPoints(data).map((p) => [
-      ...data.varied.map((f) => p.params[f] ?? ''),
-      p.goodput_rps,
-      p.ci_low,
-      p.ci_high,
-      p.feasible,
-      p.binding ?? '',
-      ...figs.map((f) => p.figures?.[f] ?? ''),
-    ]),
-  };
 }
 
 function sortCliff(points: readonly CliffPoint[]): CliffPoint[] {

@@ -33,6 +33,9 @@ export function fixtureSeconds(seconds = 60): SecondRow[] {
       ttft_p95_ms: t === 0 ? '' : spike ? 2400 + t : 450 + t,
       e2e_p50_ms: t === 0 ? '' : spike ? 5200 : 3100,
       e2e_p95_ms: t === 0 ? '' : spike ? 9100 : 5400,
+      // Second 7 peaks between its marks: one more in flight and two queued for a moment.
+      inflight_max: t === 7 ? inflight + 1 : inflight,
+      queued_max: t === 7 ? queued + 2 : queued,
       decisions: spike
         ? { admitted: 14, queued: 6, capacity_shed: 8, queue_timeout: 2 }
         : { admitted: 10, queued: 0, capacity_shed: 0, queue_timeout: 0 },

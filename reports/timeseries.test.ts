@@ -9,8 +9,17 @@ describe('timeseries.csv', () => {
       't_s,inflight,queued,limit,configured_limit,queue_depth,adapt_state,arrivals,completed,good,' +
         'ttft_p50_ms,ttft_p95_ms,e2e_p50_ms,e2e_p95_ms,' +
         'decisions_admitted,decisions_capacity_shed,decisions_queued,decisions_queue_timeout,' +
-        'ep_ep-a_running,ep_ep-a_waiting,ep_ep-a_kv_usage,ep_ep-b_running,ep_ep-b_waiting,ep_ep-b_kv_usage',
+        'ep_ep-a_running,ep_ep-a_waiting,ep_ep-a_kv_usage,ep_ep-b_running,ep_ep-b_waiting,ep_ep-b_kv_usage,' +
+        'inflight_max,queued_max',
     );
+  });
+
+  it('reads a file without the per-second maxima, the end-of-second readings standing in', () => {
+    const text = formatTimeseriesCsv(fixtureSeconds(10));
+    const lines = text.split('\n').map((l) => l.split(',').slice(0, -2).join(','));
+    const back = parseTimeseriesCsv(lines.join('\n'));
+    expect(back[7]?.inflight_max).toBe(back[7]?.inflight);
+    expect(back[7]?.queued_max).toBe(back[7]?.queued);
   });
 
   it('reads back exactly the rows it wrote, blanks as empty latencies', () => {

@@ -1,10 +1,11 @@
 /**
  * `timeseries.csv` in both directions: SecondRow flattened to scalar columns,
  * then `decisions_<reason>` columns, then per endpoint `ep_<id>_running`,
- * `ep_<id>_waiting`, `ep_<id>_kv_usage`.
+ * `ep_<id>_waiting`, `ep_<id>_kv_usage`, then the per-second maxima
+ * `inflight_max`, `queued_max` (optional when reading: older files lack them).
  */
 import { DECISION_REASONS } from '../gate/decisions.js';
-import { SECOND_SCALAR_COLUMNS, type SecondRow } from '../sim/run/records.js';
+import { SECOND_MAX_COLUMNS, SECOND_SCALAR_COLUMNS, type SecondRow } from '../sim/run/records.js';
 import { CsvError, parseCsvRecords, toCsv } from './csv.js';
 
 /** The scalar columns, in file order (defined with the record types). */
@@ -30,6 +31,7 @@ export function formatTimeseriesCsv(rows: readonly SecondRow[]): string {
     ...SECOND_SCALAR_COLUMNS,
     ...reasons.map((r) => `decisions_${r}`),
     ...endpoints.flatMap((id) => EP_SUFFIXES.map((s) => `ep_${id}${s}`)),
+    ...SECOND_MAX_COLUMNS,
   ];
   const body = rows.map((r) => [
     ...SECOND_SCALAR_COLUMNS.map((c) => r[c]),
@@ -38,6 +40,7 @@ export function formatTimeseriesCsv(rows: readonly SecondRow[]): string {
       const e = r.endpoints.find((x) => x.id === id);
       return e ? [e.running, e.waiting, e.kv_usage] : [0, 0, 0];
     }),
+    ...SECOND_MAX_COLUMNS.map((c) => r[c]),
   ]);
   return toCsv(columns, body);
 }
@@ -86,6 +89,9 @@ export function parseTimeseriesCsv(text: string): SecondRow[] {
       ttft_p95_ms: opt('ttft_p95_ms'),
       e2e_p50_ms: opt('e2e_p50_ms'),
       e2e_p95_ms: opt('e2e_p95_ms'),
+      // A file from before the maxima were written: the end-of-second readings stand in.
+      inflight_max: columns.includes('inflight_max') ? n('inflight_max') : n('inflight'),
+      queued_max: columns.includes('queued_max') ? n('queued_max') : n('queued'),
       decisions,
       endpoints: epIds.map((id) => ({
         id,

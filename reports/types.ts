@@ -43,6 +43,8 @@ export interface SweepPoint {
   binding?: string;
   /** Any further figures (ttft_p95_ms, shed_rate, ...), shown in tables and tooltips. */
   figures?: Record<string, number>;
+  /** The sweep's rank (1 = recommended), as `sluice size` writes it; ranked afresh when absent. */
+  rank?: number;
 }
 
 /** What a sweep recommends. */

@@ -25,10 +25,16 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('run report', () => {
   it('writes every chart as .vl.json, .svg and .png, the CSV, report.html and report.md into <run>/report', () => {
     expect(files.dir).toBe(join(runDir, 'report'));
-    expect(files.charts.map((c) => c.name)).toEqual(['ceiling', 'decisions', 'latency', 'tenants']);
+    expect(files.charts.map((c) => c.name)).toEqual([
+      'goodput',
+      'ceiling',
+      'decisions',
+      'latency',
+      'tenants',
+    ]);
     expect(readdirSync(files.dir).sort()).toEqual(
       [
-        ...['ceiling', 'decisions', 'latency', 'tenants'].flatMap((n) => [
+        ...['goodput', 'ceiling', 'decisions', 'latency', 'tenants'].flatMap((n) => [
           `${n}.vl.json`,
           `${n}.svg`,
           `${n}.png`,
@@ -53,7 +59,7 @@ describe('run report', () => {
   it('writes a Markdown summary whose images all exist beside it', () => {
     const md = readFileSync(files.markdown, 'utf8');
     const images = [...md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1] ?? '');
-    expect(images).toEqual(['ceiling.png', 'decisions.png', 'latency.png', 'tenants.png']);
+    expect(images).toEqual(['goodput.png', 'ceiling.png', 'decisions.png', 'latency.png', 'tenants.png']);
     for (const img of images) expect(existsSync(join(files.dir, img))).toBe(true);
     expect(md).toContain('| goodput | 11.27 rps (62.0% of offered requests good) |');
   });
@@ -83,6 +89,7 @@ describe('sweep and cliff reports', () => {
     expect(out.charts.map((c) => c.name)).toEqual(['sweep']);
     const csv = parseCsv(readFileSync(join(out.dir, 'points.csv'), 'utf8'));
     expect(csv[0]).toEqual([
+      'rank',
       'fc_max_outstanding',
       'fc_max_queue_depth',
       'goodput_rps',
@@ -93,8 +100,8 @@ describe('sweep and cliff reports', () => {
       'shed_rate',
       'ttft_p95_ms',
     ]);
-    expect(csv[1]?.slice(0, 3)).toEqual(['32', '16', '36']);
-    expect(csv.at(-1)?.[5]).toBe('false');
+    expect(csv[1]?.slice(0, 4)).toEqual(['1', '32', '16', '36']);
+    expect(csv.at(-1)?.[6]).toBe('false');
     const md = readFileSync(out.markdown, 'utf8');
     expect(md).toContain('"fc_max_outstanding": 32');
     expect(md.indexOf('## Recommendation')).toBeLessThan(md.indexOf('## Goodput across the sweep'));

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * Builds what `sluice` and `npm run bench:sim` run: one esbuild bundle per entry in `dist/`
- * (packages stay external, loaded from node_modules), plus `dist/build-inputs.json`, the
+ * (packages stay external, loaded from node_modules, except those in BUNDLED), plus `dist/build-inputs.json`, the
  * source files each bundle was made from, by which `bin/sluice.js` tells a fresh build from
  * a stale one. Runs at `npm install` / `npm ci` (the `prepare` script) and before the
  * benchmark. Without a fresh build, `sluice` loads the sources through tsx instead: the same
  * code, about a tenth slower in a long simulation (see BENCHMARKS.md).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -27,6 +27,18 @@ const ENTRIES = {
   'sim.bench': 'bench/sim.bench.ts',
 };
 
+/**
+ * Packages bundled in rather than loaded from node_modules: zod's ESM entry is some fifty files
+ * (its locales among them), and loading them one by one was the largest part of the start-up
+ * left once vega, resvg and undici load on first use (BENCHMARKS.md, "Start-up"). Every other
+ * package stays external.
+ */
+const BUNDLED = new Set(['zod']);
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const EXTERNAL = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})]
+  .filter((name) => !BUNDLED.has(name))
+  .flatMap((name) => [name, `${name}/*`]);
+
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: ENTRIES,
@@ -35,7 +47,7 @@ const result = await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  packages: 'external',
+  external: EXTERNAL,
   metafile: true,
   logLevel: 'warning',
 });

@@ -47,17 +47,19 @@ export function checkText(result: CheckResult): string {
       '',
     );
   } else out.push('Nothing moved: every figure equals the baseline.', '');
-  for (const s of result.scenarios) {
-    const verdict =
-      s.status === 'missing'
-        ? `FAIL  ${s.message ?? ''}`
-        : s.status === 'fail'
-          ? `FAIL  regressed: ${[...new Set(s.regressions.map((d) => d.metric))].join(', ')}`
-          : s.moved.length > 0
-            ? 'ok    (moved within tolerance or improved; consider --update-baseline)'
-            : 'ok';
-    out.push(`${s.name.padEnd(Math.max(...result.scenarios.map((x) => x.name.length)))}  ${verdict}`);
-  }
+  const verdicts = result.scenarios.map((s) => [
+    s.name,
+    s.status === 'missing'
+      ? `FAIL  ${s.message ?? ''}`
+      : s.status === 'fail'
+        ? `FAIL  regressed: ${[...new Set(s.regressions.map((d) => d.metric))].join(', ')}`
+        : s.moved.length > 0
+          ? 'ok    (moved within tolerance or improved; consider --update-baseline)'
+          : 'ok',
+  ]);
+  // No head line of its own: the first verdict stands in its place.
+  const [first, ...rest] = verdicts;
+  if (first) out.push(table(first, rest));
   const failed = result.scenarios.filter((s) => s.status !== 'pass').length;
   out.push(
     '',

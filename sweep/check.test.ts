@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyBaseline, readBaseline, writeBaseline } from './baseline.js';
-import { compareWithBaseline, runScenarios, type ScenarioRuns, updatedBaseline } from './check.js';
+import {
+  CHECK_KIND,
+  compareWithBaseline,
+  runScenarios,
+  type ScenarioRuns,
+  updatedBaseline,
+} from './check.js';
 import { checkText } from './check-format.js';
 import { junitXml } from './junit.js';
 import { tinyLoxilb } from './test-fixtures.js';
@@ -128,6 +134,7 @@ describe('sluice check', () => {
 
   it('escapes XML in names and messages', () => {
     const xml = junitXml({
+      kind: CHECK_KIND,
       failed: true,
       scenarios: [
         { name: 'a<b>&"c"', file: "x'.yaml", status: 'missing', message: '<&>', moved: [], regressions: [] },
@@ -135,5 +142,14 @@ describe('sluice check', () => {
     });
     assertWellFormedXml(xml);
     expect(xml).toContain('name="a&lt;b&gt;&amp;&quot;c&quot;" file="x&apos;.yaml"');
+  });
+});
+
+describe('check --json', () => {
+  it('names its kind and version first, as size --json does', () => {
+    const result = compareWithBaseline([], emptyBaseline(), {});
+    const json = JSON.parse(JSON.stringify(result)) as Record<string, unknown>;
+    expect(Object.keys(json)[0]).toBe('kind');
+    expect(json.kind).toBe('sluice.check/v1');
   });
 });

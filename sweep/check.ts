@@ -46,7 +46,13 @@ export interface ScenarioCheck {
 }
 
 /** The whole check. */
+/** Tag and version of `sluice check --json` (as `size --json` carries sluice.sweep/v1). */
+export const CHECK_KIND = 'sluice.check/v1';
+/** Tag and version of `sluice check --update-baseline --json`. */
+export const CHECK_UPDATE_KIND = 'sluice.check-update/v1';
+
 export interface CheckResult {
+  kind: typeof CHECK_KIND;
   scenarios: ScenarioCheck[];
   /** True when any scenario failed or is missing. */
   failed: boolean;
@@ -132,7 +138,7 @@ export function compareWithBaseline(
   tolerances: ToleranceTable,
 ): CheckResult {
   const scenarios = runs.map((r) => checkScenario(r, baseline.scenarios[r.name], tolerances));
-  return { scenarios, failed: scenarios.some((s) => s.status !== 'pass') };
+  return { kind: CHECK_KIND, scenarios, failed: scenarios.some((s) => s.status !== 'pass') };
 }
 
 /** The baseline with these scenarios' entries replaced by their runs (others kept). */

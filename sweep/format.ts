@@ -2,6 +2,8 @@
  * The text output of a sweep: the points ranked, then the recommendation and
  * the rule (or SMG flags) to apply.
  */
+import { pct } from '../reports/format.js';
+import { textTable } from '../reports/text-table.js';
 import type { PointResult } from './aggregate.js';
 import { METRIC_NAMES, type MetricName } from './metrics.js';
 import { comparePoints } from './ranking.js';
@@ -10,13 +12,7 @@ import type { SweepResult } from './sweep.js';
 
 /** Left-aligned columns separated by two spaces. */
 export function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
+  return textTable(head, rows);
 }
 
 /** A figure for display: integers as is, others to 3 decimals. */
@@ -33,6 +29,12 @@ export function shownMetrics(result: SweepResult): MetricName[] {
   return METRIC_NAMES.filter((m) => want.has(m));
 }
 
+/** A figure of the points table: ratios (`*_share`, `*_rate`) as percentages, as every report table shows them. */
+export function showFigure(name: string, v: number | undefined): string {
+  if (v === undefined) return '-';
+  return name.endsWith('_share') || name.endsWith('_rate') ? pct(v) : show(v);
+}
+
 /** The ranked table of points (at most `limit` rows; the rest counted). */
 export function pointsTable(result: SweepResult, limit = 20): string {
   const metrics = shownMetrics(result);
@@ -44,7 +46,7 @@ export function pointsTable(result: SweepResult, limit = 20): string {
       ...result.varied.map((f) => show(p.params[f])),
       show(p.goodput_rps),
       `${show(p.ci_low)}–${show(p.ci_high)}`,
-      ...metrics.map((m) => show(p.figures[m])),
+      ...metrics.map((m) => showFigure(m, p.figures[m])),
       p.feasible ? 'ok' : `misses ${p.failed.join(', ')}`,
     ]);
   const head = ['rank', ...result.varied, 'goodput', '95% CI', ...metrics, 'SLO'];

@@ -1,8 +1,9 @@
 /**
  * The statistics of a sweep: means across seeds and Student-t confidence
  * intervals. Pure and deterministic: the same inputs in the same order give
- * the same bits.
+ * the same bits. Student's t comes from jStat.
  */
+import { createRequire } from 'node:module';
 
 /** Arithmetic mean; NaN for an empty list. */
 export function mean(xs: readonly number[]): number {
@@ -21,80 +22,27 @@ export function sampleStdDev(xs: readonly number[]): number {
   return Math.sqrt(ss / (xs.length - 1));
 }
 
-/** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; ~15 significant digits). */
-function lnGamma(x: number): number {
-  const c = [
-    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
-  ];
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
-  const z = x - 1;
-  let a = c[0]!;
-  const t = z + 7.5;
-  for (let i = 1; i < 9; i++) a += c[i]! / (z + i);
-  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+/** The part of jStat (no type declarations of its own) this file uses. */
+interface JStat {
+  studentt: { inv(p: number, dof: number): number; cdf(t: number, dof: number): number };
 }
 
-/** Continued fraction of the incomplete beta function (modified Lentz). */
-function betaCf(a: number, b: number, x: number): number {
-  const tiny = 1e-300;
-  let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  let h = d;
-  for (let m = 1; m <= 300; m++) {
-    const m2 = 2 * m;
-    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < 1e-15) break;
-  }
-  return h;
-}
-
-/** Regularized incomplete beta I_x(a, b). */
-export function incompleteBeta(x: number, a: number, b: number): number {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
-  return x < (a + 1) / (a + b + 2) ? (front * betaCf(a, b, x)) / a : 1 - (front * betaCf(b, a, 1 - x)) / b;
-}
+/** jStat, loaded on first use (a sweep's aggregation), not when any `sluice` command starts. */
+const jStat = (): JStat => (createRequire(import.meta.url)('jstat') as { jStat: JStat }).jStat;
 
 /** P(T <= t) for Student's t with `df` degrees of freedom. */
 export function studentTCdf(t: number, df: number): number {
-  const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
-  return t >= 0 ? 1 - tail : tail;
+  return jStat().studentt.cdf(t, df);
 }
 
 /**
  * The two-sided critical value of Student's t: the t with P(|T| <= t) = `level`
- * (12.706 for df 1 at 95%, 4.303 for df 2, 1.96 as df grows). Found by bisection.
+ * (12.706 for df 1 at 95%, 4.303 for df 2, 1.96 as df grows): jStat's quantile
+ * of Student's t at 1 − (1 − level) / 2.
  */
 export function studentTCritical(df: number, level = 0.95): number {
   if (!(df >= 1)) throw new RangeError(`degrees of freedom must be at least 1, got ${df}`);
-  const target = 1 - (1 - level) / 2;
-  let lo = 0;
-  let hi = 1;
-  while (studentTCdf(hi, df) < target) hi *= 2;
-  for (let i = 0; i < 200 && hi - lo > 1e-12; i++) {
-    const mid = (lo + hi) / 2;
-    if (studentTCdf(mid, df) < target) lo = mid;
-    else hi = mid;
-  }
-  return (lo + hi) / 2;
+  return jStat().studentt.inv(1 - (1 - level) / 2, df);
 }
 
 /** A mean with its confidence interval. */

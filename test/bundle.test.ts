@@ -120,6 +120,24 @@ describe('the bundled CLI', () => {
     for (const [name, bytes] of fa) expect(bytes.equals(fb.get(name)!), name).toBe(true);
   }, 60_000);
 
+  it('loads vega, vega-lite, resvg, undici, cli-table3 and the CSV libraries only where they are used', () => {
+    const code = readFileSync(join(buildDir, 'cli.js'), 'utf8');
+    const staticImports = [...code.matchAll(/^import\b[^;]*?from\s*"([^"]+)"/gm)].map((m) => m[1]);
+    for (const lazy of [
+      'vega',
+      'vega-lite',
+      '@resvg/resvg-js',
+      'undici',
+      'cli-table3',
+      'csv-parse/sync',
+      'csv-stringify/sync',
+    ]) {
+      expect(staticImports, lazy).not.toContain(lazy);
+    }
+    // The chart libraries stay dynamic imports in the bundle, resolved from node_modules when a chart is drawn.
+    for (const lazy of ['vega', 'vega-lite', '@resvg/resvg-js']) expect(code).toContain(`import("${lazy}")`);
+  });
+
   it('runs a sweep on worker threads from the bundled worker', async () => {
     const scenario = join(REPO_ROOT, 'scenarios', 'spike.yaml');
     const args = [

@@ -6,13 +6,23 @@
 import type { SecondRow } from '../../sim/run/records.js';
 import type { VegaLiteSpec } from '../types.js';
 import { bucketRows, maxOf } from './buckets.js';
-import { ADAPT_COLORS, adaptDomain, bucketSize, CHART_WIDTH, chartConfig, VL_SCHEMA } from './theme.js';
+import {
+  ADAPT_COLORS,
+  adaptDomain,
+  bucketSize,
+  CHART_WIDTH,
+  chartConfig,
+  shadeWarmup,
+  VL_SCHEMA,
+} from './theme.js';
 
 /** Options of the ceiling chart. */
 export interface CeilingChartOptions {
   /** Most points per series before seconds are bucketed (default 360). */
   maxPoints?: number;
   width?: number;
+  /** Seconds of warm-up to shade (none when 0 or absent). */
+  warmupS?: number;
 }
 
 const INFLIGHT_SERIES = ['in flight', 'ceiling in force', 'configured ceiling'];
@@ -39,7 +49,8 @@ export function adaptSpans(rows: readonly SecondRow[]): StateSpan[] {
 
 /**
  * Builds the chart. Per bucket it shows the largest in-flight and queued
- * counts and the ceilings in force at the bucket's end; a ceiling of 0
+ * counts at any moment inside it (the rows' `*_max`), so a peak between two
+ * second marks is drawn, and the ceilings in force at the bucket's end; a ceiling of 0
  * (none) leaves a gap.
  */
 export function ceilingChart(rows: readonly SecondRow[], opts: CeilingChartOptions = {}): VegaLiteSpec {
@@ -53,11 +64,11 @@ export function ceilingChart(rows: readonly SecondRow[], opts: CeilingChartOptio
     inflight.push(
       { t_s, series: 'configured ceiling', value: ceiling(end.configured_limit) },
       { t_s, series: 'ceiling in force', value: ceiling(end.limit) },
-      { t_s, series: 'in flight', value: maxOf(peak, (r) => r.inflight) },
+      { t_s, series: 'in flight', value: maxOf(peak, (r) => Math.max(r.inflight_max, r.inflight)) },
     );
     queue.push(
       { t_s, series: 'queue depth', value: end.queue_depth },
-      { t_s, series: 'queued', value: maxOf(peak, (r) => r.queued) },
+      { t_s, series: 'queued', value: maxOf(peak, (r) => Math.max(r.queued_max, r.queued)) },
     );
   };
   for (const b of buckets) {
@@ -76,7 +87,7 @@ export function ceilingChart(rows: readonly SecondRow[], opts: CeilingChartOptio
     axis: { labels: false, ticks: false },
   } as const;
   const line = { type: 'line', interpolate: 'step-after', strokeWidth: 1.6 } as const;
-  return {
+  const spec = {
     $schema: VL_SCHEMA,
     title: {
       text: 'Requests in flight and queued against the ceilings',
@@ -86,73 +97,79 @@ export function ceilingChart(rows: readonly SecondRow[], opts: CeilingChartOptio
     spacing: 6,
     resolve: { scale: { x: 'shared', color: 'independent', strokeDash: 'independent' } },
     vconcat: [
-      {
-        width,
-        height: 170,
-        data: { values: inflight },
-        mark: line,
-        encoding: {
-          x,
-          y: { field: 'value', type: 'quantitative', title: 'requests in flight' },
-          color: {
-            field: 'series',
-            type: 'nominal',
-            title: 'in flight',
-            scale: { domain: INFLIGHT_SERIES, range: ['#1f77b4', '#d62728', '#7f7f7f'] },
-          },
-          strokeDash: {
-            field: 'series',
-            type: 'nominal',
-            title: 'in flight',
-            scale: {
-              domain: INFLIGHT_SERIES,
-              range: [
-                [1, 0],
-                [1, 0],
-                [6, 4],
-              ],
+      shadeWarmup(
+        {
+          width,
+          height: 170,
+          data: { values: inflight },
+          mark: line,
+          encoding: {
+            x,
+            y: { field: 'value', type: 'quantitative', title: 'requests in flight' },
+            color: {
+              field: 'series',
+              type: 'nominal',
+              title: 'in flight',
+              scale: { domain: INFLIGHT_SERIES, range: ['#1f77b4', '#d62728', '#7f7f7f'] },
             },
-          },
-          tooltip: [
-            { field: 't_s', type: 'quantitative', title: 't (s)' },
-            { field: 'series', type: 'nominal' },
-            { field: 'value', type: 'quantitative' },
-          ],
-        },
-      },
-      {
-        width,
-        height: 120,
-        data: { values: queue },
-        mark: line,
-        encoding: {
-          x,
-          y: { field: 'value', type: 'quantitative', title: 'requests queued' },
-          color: {
-            field: 'series',
-            type: 'nominal',
-            title: 'queue',
-            scale: { domain: QUEUE_SERIES, range: ['#9467bd', '#7f7f7f'] },
-          },
-          strokeDash: {
-            field: 'series',
-            type: 'nominal',
-            title: 'queue',
-            scale: {
-              domain: QUEUE_SERIES,
-              range: [
-                [1, 0],
-                [6, 4],
-              ],
+            strokeDash: {
+              field: 'series',
+              type: 'nominal',
+              title: 'in flight',
+              scale: {
+                domain: INFLIGHT_SERIES,
+                range: [
+                  [1, 0],
+                  [1, 0],
+                  [6, 4],
+                ],
+              },
             },
+            tooltip: [
+              { field: 't_s', type: 'quantitative', title: 't (s)' },
+              { field: 'series', type: 'nominal' },
+              { field: 'value', type: 'quantitative' },
+            ],
           },
-          tooltip: [
-            { field: 't_s', type: 'quantitative', title: 't (s)' },
-            { field: 'series', type: 'nominal' },
-            { field: 'value', type: 'quantitative' },
-          ],
         },
-      },
+        opts.warmupS,
+      ),
+      shadeWarmup(
+        {
+          width,
+          height: 120,
+          data: { values: queue },
+          mark: line,
+          encoding: {
+            x,
+            y: { field: 'value', type: 'quantitative', title: 'requests queued' },
+            color: {
+              field: 'series',
+              type: 'nominal',
+              title: 'queue',
+              scale: { domain: QUEUE_SERIES, range: ['#9467bd', '#7f7f7f'] },
+            },
+            strokeDash: {
+              field: 'series',
+              type: 'nominal',
+              title: 'queue',
+              scale: {
+                domain: QUEUE_SERIES,
+                range: [
+                  [1, 0],
+                  [6, 4],
+                ],
+              },
+            },
+            tooltip: [
+              { field: 't_s', type: 'quantitative', title: 't (s)' },
+              { field: 'series', type: 'nominal' },
+              { field: 'value', type: 'quantitative' },
+            ],
+          },
+        },
+        opts.warmupS,
+      ),
       {
         width,
         height: 18,
@@ -179,4 +196,5 @@ export function ceilingChart(rows: readonly SecondRow[], opts: CeilingChartOptio
       },
     ],
   };
+  return spec as unknown as VegaLiteSpec;
 }

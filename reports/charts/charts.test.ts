@@ -5,6 +5,7 @@ import type { SweepData } from '../types.js';
 import { adaptSpans, ceilingChart } from './ceiling.js';
 import { cliffChart } from './cliff.js';
 import { decisionsChart } from './decisions.js';
+import { goodputChart } from './goodput.js';
 import { sweepChart } from './heatmap.js';
 import { latencyChart } from './latency.js';
 import { tenantChart, topTenants } from './tenants.js';
@@ -39,6 +40,12 @@ describe('in-flight and queue chart', () => {
     ]);
     // One closing point after the last second.
     expect(Math.max(...rows(inflight).map((r) => r.t_s as number))).toBe(60);
+  });
+
+  it('draws the most in flight and queued at any moment of a second, not the reading at its end', () => {
+    // Second 7 of the fixture reads 8 in flight and 0 queued at its end, with 9 and 2 between.
+    expect(rows(inflight).find((r) => r.t_s === 7 && r.series === 'in flight')?.value).toBe(9);
+    expect(rows(queue).find((r) => r.t_s === 7 && r.series === 'queued')?.value).toBe(2);
   });
 
   it('plots queued against the queue depth', () => {
@@ -80,18 +87,46 @@ describe('in-flight and queue chart', () => {
 });
 
 describe('decisions chart', () => {
-  it('stacks only the reasons that occur, in the decisions counter order, with fixed colours', () => {
+  it('stacks only the final answers that occur, in the decisions counter order, with fixed colours', () => {
     const spec = json(decisionsChart(fixtureSeconds(60)));
-    const enc = spec.encoding as Record<string, { scale?: { domain: string[]; range: string[] } }>;
+    const [stacked, interim] = spec.layer as {
+      mark: unknown;
+      encoding: Record<string, { scale?: { domain: string[]; range: string[] }; stack?: unknown }>;
+      transform: unknown;
+    }[];
+    const enc = stacked?.encoding ?? {};
     expect(enc.color?.scale?.domain).toEqual(['admitted', 'capacity_shed', 'queued', 'queue_timeout']);
     expect(enc.color?.scale?.range).toEqual(['#2ca02c', '#d62728', '#1f77b4', '#9467bd']);
-    expect(spec.mark).toEqual({ type: 'area', interpolate: 'step-after' });
+    expect(stacked?.mark).toEqual({ type: 'area', interpolate: 'step-after' });
+    expect(stacked?.transform).toEqual([{ filter: 'datum.final' }]);
+    expect(interim?.transform).toEqual([{ filter: '!datum.final' }]);
+    expect(interim?.encoding.y?.stack).toBeNull();
     expect(rows(spec).filter((r) => r.t_s === 30)).toEqual([
-      { t_s: 30, reason: 'admitted', rank: 0, per_s: 14 },
-      { t_s: 30, reason: 'capacity_shed', rank: 1, per_s: 8 },
-      { t_s: 30, reason: 'queued', rank: 2, per_s: 6 },
-      { t_s: 30, reason: 'queue_timeout', rank: 3, per_s: 2 },
+      { t_s: 30, reason: 'admitted', rank: 0, per_s: 14, final: true },
+      { t_s: 30, reason: 'capacity_shed', rank: 1, per_s: 8, final: true },
+      { t_s: 30, reason: 'queued', rank: 2, per_s: 6, final: false },
+      { t_s: 30, reason: 'queue_timeout', rank: 3, per_s: 2, final: true },
     ]);
+  });
+
+  it('does not count a queued-then-admitted attempt twice: the stack sums to the final answers', () => {
+    // 32 attempts a second, every one queued first and then admitted.
+    const sec = fixtureSeconds(10).map((r) => ({ ...r, decisions: { admitted: 32, queued: 32 } }));
+    const values = rows(json(decisionsChart(sec)));
+    const stackedAt5 = values
+      .filter((r) => r.t_s === 5 && r.final)
+      .reduce((s, r) => s + (r.per_s as number), 0);
+    expect(stackedAt5).toBe(32);
+  });
+
+  it('shades the warm-up beneath the stack when there is one', () => {
+    const spec = json(decisionsChart(fixtureSeconds(60), { warmupS: 5 }));
+    const [band] = spec.layer as {
+      mark: { type: string };
+      data: { values: { from_s: number; to_s: number }[] };
+    }[];
+    expect(band?.mark.type).toBe('rect');
+    expect(band?.data.values[0]).toMatchObject({ from_s: 0, to_s: 5 });
   });
 
   it('shows a rate per second when seconds are bucketed', () => {
@@ -255,5 +290,27 @@ describe('sweep chart', () => {
 
   it('draws nothing when no field varies (the table stands alone)', () => {
     expect(sweepChart({ ...sweep, varied: [] })).toBeNull();
+  });
+});
+
+describe('goodput chart', () => {
+  it('draws good completions per second against offered and completed, per second', () => {
+    const spec = json(goodputChart(fixtureSeconds(60)));
+    expect(rows(spec).filter((r) => r.t_s === 30)).toEqual([
+      { t_s: 30, series: 'offered', per_s: 30 },
+      { t_s: 30, series: 'completed', per_s: 14 },
+      { t_s: 30, series: 'good', per_s: 9 },
+    ]);
+  });
+
+  it('shades the warm-up under the lines', () => {
+    const spec = json(goodputChart(fixtureSeconds(60), { warmupS: 5 }));
+    const [band, lines] = spec.layer as {
+      mark: { type: string };
+      data?: { values: Record<string, unknown>[] };
+    }[];
+    expect(band?.mark.type).toBe('rect');
+    expect(band?.data?.values[0]).toMatchObject({ from_s: 0, to_s: 5 });
+    expect(lines?.mark.type).toBe('line');
   });
 });

@@ -81,3 +81,35 @@ export function bucketSize(n: number, maxPoints: number): number {
 export function round(v: number): number {
   return Number.isInteger(v) ? v : Number(v.toPrecision(6));
 }
+
+/** Fill of the warm-up band on charts over time. */
+export const WARMUP_FILL = '#000000';
+
+/**
+ * A layer shading the warm-up (0 to `warmupS`), the seconds the summary does not count.
+ * `x` is the chart's x encoding (title, axis), reused so the layers share one axis.
+ */
+export function warmupLayer(warmupS: number, x: Record<string, unknown>): Record<string, unknown> {
+  return {
+    data: { values: [{ from_s: 0, to_s: warmupS, label: `warm-up, first ${warmupS} s (not counted)` }] },
+    mark: { type: 'rect', color: WARMUP_FILL, opacity: 0.08 },
+    encoding: {
+      x: { ...x, field: 'from_s', type: 'quantitative' },
+      x2: { field: 'to_s' },
+      tooltip: [{ field: 'label', type: 'nominal', title: 'warm-up' }],
+    },
+  };
+}
+
+/**
+ * A unit view (`mark` + `encoding`, data inherited) with the warm-up shaded beneath it when
+ * `warmupS` > 0; the view unchanged otherwise.
+ */
+export function shadeWarmup<T extends { mark: unknown; encoding: { x: Record<string, unknown> } }>(
+  view: T,
+  warmupS: number | undefined,
+): T | { layer: Record<string, unknown>[] } {
+  if (warmupS === undefined || warmupS <= 0) return view;
+  const { mark, encoding, ...rest } = view;
+  return { ...rest, layer: [warmupLayer(warmupS, encoding.x), { mark, encoding }] };
+}

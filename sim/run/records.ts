@@ -167,6 +167,10 @@ export interface SecondRow {
   ttft_p95_ms: number | '';
   e2e_p50_ms: number | '';
   e2e_p95_ms: number | '';
+  /** The most requests in flight at any moment of this second (`inflight` is the reading at its end). */
+  inflight_max: number;
+  /** The most requests queued at any moment of this second (`queued` is the reading at its end). */
+  queued_max: number;
   /** Decisions in this second, by reason. */
   decisions: Record<string, number>;
   /** Per endpoint: running, waiting, KV usage (0..1). */
@@ -189,4 +193,13 @@ export const SECOND_SCALAR_COLUMNS = [
   'ttft_p95_ms',
   'e2e_p50_ms',
   'e2e_p95_ms',
+] as const satisfies readonly (keyof SecondRow)[];
+
+/**
+ * The per-second maxima, the last columns of `timeseries.csv` (after the endpoints'): added
+ * after the first layout, so every earlier column keeps its place.
+ */
+export const SECOND_MAX_COLUMNS = [
+  'inflight_max',
+  'queued_max',
 ] as const satisfies readonly (keyof SecondRow)[];

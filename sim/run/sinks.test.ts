@@ -23,6 +23,8 @@ function secondRow(ids: readonly string[], over: Partial<SecondRow> = {}): Secon
     ttft_p95_ms: '',
     e2e_p50_ms: 100,
     e2e_p95_ms: 100,
+    inflight_max: 3,
+    queued_max: 1,
     decisions: { admitted: 3 },
     endpoints: ids.map((id) => ({ id, running: 2, waiting: 0, kv_usage: 0.01 })),
     ...over,
@@ -131,10 +133,12 @@ describe('CSV output', () => {
         true,
       );
       expect(
-        lines[0]!.endsWith('ep_10.0.0.1:8000_running,ep_10.0.0.1:8000_waiting,ep_10.0.0.1:8000_kv_usage'),
+        lines[0]!.endsWith(
+          'ep_10.0.0.1:8000_running,ep_10.0.0.1:8000_waiting,ep_10.0.0.1:8000_kv_usage,inflight_max,queued_max',
+        ),
       ).toBe(true);
       expect(lines[1]!.startsWith('1,2,0,8,8,4,off,3,1,1,12.5,,100,100,3,0,')).toBe(true);
-      expect(lines[1]!.endsWith(',2,0,0.01')).toBe(true);
+      expect(lines[1]!.endsWith(',2,0,0.01,3,1')).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

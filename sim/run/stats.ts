@@ -45,6 +45,9 @@ export class RunStats {
   #secGood = 0;
   readonly #secTtft: number[] = [];
   readonly #secE2e: number[] = [];
+  /** The largest gauge readings since the current second began. */
+  #secMaxInflight = 0;
+  #secMaxQueued = 0;
 
   /** @param warmupMs attempts sent before this are left out of the summary */
   constructor(readonly warmupMs: number) {}
@@ -100,11 +103,19 @@ export class RunStats {
     tS: number,
     gate: Omit<
       SecondRow,
-      't_s' | 'arrivals' | 'completed' | 'good' | 'ttft_p50_ms' | 'ttft_p95_ms' | 'e2e_p50_ms' | 'e2e_p95_ms'
+      | 't_s'
+      | 'arrivals'
+      | 'completed'
+      | 'good'
+      | 'ttft_p50_ms'
+      | 'ttft_p95_ms'
+      | 'e2e_p50_ms'
+      | 'e2e_p95_ms'
+      | 'inflight_max'
+      | 'queued_max'
     >,
   ): SecondRow {
-    if (gate.inflight > this.maxInflight) this.maxInflight = gate.inflight;
-    if (gate.queued > this.maxQueued) this.maxQueued = gate.queued;
+    this.observe(gate.inflight, gate.queued);
     const ttft = this.#secTtft;
     const e2e = this.#secE2e;
     const row: SecondRow = {
@@ -122,6 +133,8 @@ export class RunStats {
       ttft_p95_ms: pct(ttft, 0.95),
       e2e_p50_ms: pct(e2e, 0.5),
       e2e_p95_ms: pct(e2e, 0.95),
+      inflight_max: this.#secMaxInflight,
+      queued_max: this.#secMaxQueued,
       decisions: gate.decisions,
       endpoints: gate.endpoints,
     };
@@ -130,6 +143,9 @@ export class RunStats {
     this.#secGood = 0;
     this.#secTtft.length = 0;
     this.#secE2e.length = 0;
+    // The next second starts from the readings in force now.
+    this.#secMaxInflight = gate.inflight;
+    this.#secMaxQueued = gate.queued;
     return row;
   }
 
@@ -137,6 +153,8 @@ export class RunStats {
   observe(inflight: number, queued: number): void {
     if (inflight > this.maxInflight) this.maxInflight = inflight;
     if (queued > this.maxQueued) this.maxQueued = queued;
+    if (inflight > this.#secMaxInflight) this.#secMaxInflight = inflight;
+    if (queued > this.#secMaxQueued) this.#secMaxQueued = queued;
   }
 
   tenants(measuredS: number): TenantSummary[] {
