@@ -547,7 +547,21 @@ export const engineGroupSchema = z
       .describe("Cap on one request's prefill chunk, tokens; 0 off. Default 0."),
     api_overhead_ms: nonNegative()
       .optional()
-      .describe("Frontend delay before a request reaches the engine, ms. Default: the profile's."),
+      .describe(
+        "Frontend delay before a request reaches the engine, ms. Default: the profile's (4 ms); 0 for exponential, fitted and recorded engines.",
+      ),
+    step_jitter_sigma: nonNegative()
+      .max(1)
+      .optional()
+      .describe(
+        "σ of the seeded lognormal jitter of every engine step's time; 0 off. Default: the profile's (0.03); 0 for fitted engines.",
+      ),
+    api_jitter_sigma: nonNegative()
+      .max(1)
+      .optional()
+      .describe(
+        "σ of the seeded lognormal jitter of each request's frontend delay; 0 off. Default: the profile's (0.1); 0 for exponential, fitted and recorded engines.",
+      ),
     cold_start: z
       .strictObject({
         factor: z.number().min(1).describe('Step-time multiplier at the moment of a (re)start, >= 1.'),
