@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from 'commander';
 import { isGateError } from '../gate/errors.js';
 import { isClientError } from '../sim/clients/errors.js';
+import { CalibrationInputError } from '../sim/engine/calibrate.js';
 import { isScenarioError } from '../sim/scenario/errors.js';
 
 export const EXIT_OK = 0;
@@ -25,6 +26,7 @@ export function isInputError(err: unknown): boolean {
     isGateError(err) ||
     isScenarioError(err) ||
     isClientError(err) ||
+    err instanceof CalibrationInputError ||
     (err as NodeJS.ErrnoException | null)?.code === 'ENOENT'
   );
 }
