@@ -17,7 +17,7 @@ describe('sluice calibrate', () => {
     expect(r.stdout).toMatch(/fitted: memory efficiency 0\.\d+, host per sequence 0\.\d+ ms/);
     const profile = JSON.parse(readFileSync(out, 'utf8'));
     expect(profile.base).toBe('llama-3.1-8b-h100');
-    expect(profile.roofline.hostPerSeqMs).toBeGreaterThan(0.5);
+    expect(profile.terms.hostPerSeqMs).toBeGreaterThan(0.5);
   }, 60_000);
 
   it('exits 2 with a clear message on one result, or on a file that is not a result', async () => {

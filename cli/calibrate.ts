@@ -3,7 +3,8 @@
  * profile's physical terms (HBM efficiency, host work per sequence, MFU, frontend delay) to
  * the JSON result files of `vllm bench serve --save-result` (closed loop: several runs at
  * different --max-concurrency with --request-rate inf), prints each point measured vs
- * fitted with its relative errors, and writes the fitted profile as JSON. Bad input (not a
+ * fitted with its relative errors, and writes the fitted terms as JSON (a scenario's engine
+ * group reads it with `profile_file`). Bad input (not a
  * result, missing figures, open-loop runs, one point only, contradictory points) exits 2.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import {
   type BenchPoint,
   CalibrationInputError,
   calibrate,
+  calibratedProfileFile,
   parseBenchResult,
 } from '../sim/engine/calibrate.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../sim/engine/profiles.js';
@@ -51,7 +53,7 @@ export function calibrateCommand(): Command {
       },
       'llama-3.1-8b-h100',
     )
-    .option('--out <file>', 'where to write the fitted profile (JSON)')
+    .option('--out <file>', 'where to write the fitted profile (JSON, for profile_file in a scenario)')
     .action((files: string[], opts: { base: string; out?: string }) => {
       try {
         const points = files.map(readPoint);
@@ -77,7 +79,7 @@ export function calibrateCommand(): Command {
         );
         process.stdout.write(`${out.join('\n')}\n`);
         if (opts.out !== undefined) {
-          writeFileSync(opts.out, `${JSON.stringify({ base: opts.base, ...cal.profile }, null, 2)}\n`);
+          writeFileSync(opts.out, `${JSON.stringify(calibratedProfileFile(opts.base, cal), null, 2)}\n`);
           process.stdout.write(`wrote ${opts.out}\n`);
         }
       } catch (err) {

@@ -313,3 +313,57 @@ export function calibrate(
     rows: points.map((point, i) => ({ point, fitted: sims[i] as ClosedLoopResult })),
   };
 }
+
+/** What `sluice calibrate --out` writes and a scenario's `profile_file` reads. */
+export interface CalibratedProfileFile {
+  /** The built-in profile the terms replace those of. */
+  readonly base: string;
+  readonly terms: CalibratedTerms;
+}
+
+/** The file content for a calibration of `baseId`. */
+export function calibratedProfileFile(baseId: string, cal: Calibration): CalibratedProfileFile {
+  return { base: baseId, terms: cal.terms };
+}
+
+/**
+ * `base` with the terms of a calibrated profile file applied; the file must name `baseId` as
+ * its base. @throws CalibrationInputError naming the field that is wrong
+ */
+export function applyCalibratedProfile(
+  json: unknown,
+  baseId: string,
+  base: DeploymentProfile,
+  label: string,
+): DeploymentProfile {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new CalibrationInputError(
+      `${label}: not a profile written by sluice calibrate (expected a JSON object)`,
+    );
+  }
+  const o = json as Record<string, unknown>;
+  if (o.base !== baseId) {
+    throw new CalibrationInputError(
+      `${label}: base is ${JSON.stringify(o.base)}, but the group's profile is ${baseId} (set profile to the file's base)`,
+    );
+  }
+  const t = o.terms;
+  if (t === null || typeof t !== 'object') throw new CalibrationInputError(`${label}: terms missing`);
+  const names = ['memEfficiency', 'hostPerSeqMs', 'mfu', 'apiOverheadMs'] as const;
+  const v = names.map((k, i) => {
+    const x = (t as Record<string, unknown>)[k];
+    const [lo, hi] = BOUNDS[i] as [number, number];
+    if (typeof x !== 'number' || !(x >= lo && x <= hi)) {
+      throw new CalibrationInputError(
+        `${label}: terms.${k} is ${JSON.stringify(x)}; expected a number from ${lo} to ${hi}`,
+      );
+    }
+    return x;
+  });
+  return withTerms(base, {
+    memEfficiency: v[0] as number,
+    hostPerSeqMs: v[1] as number,
+    mfu: v[2] as number,
+    apiOverheadMs: v[3] as number,
+  });
+}

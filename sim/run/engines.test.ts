@@ -3,10 +3,16 @@
  * belongs to the deployment profiles; the abstract engines (exponential, fitted, recorded)
  * have none unless the group sets it.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Simulator } from '../kernel/simulator.js';
+import { isScenarioError } from '../scenario/errors.js';
 import { parseScenarioText } from '../scenario/load.js';
 import { buildEngines } from './engines.js';
+import { runScenario } from './run.js';
+import { MemorySink } from './sinks.js';
 
 const scenario = (engines: string): string => `name: t
 duration_s: 10
@@ -62,5 +68,48 @@ describe('engine groups in a run', () => {
   it('api_jitter_sigma 0 gives the constant delay', () => {
     const [n] = nodes('  - { profile: llama-3.1-8b-h100, api_jitter_sigma: 0 }');
     expect(reads(n as { apiOverheadMs: number }, 3)).toEqual([4, 4, 4]);
+  });
+
+  it("a profile_file's calibrated terms replace the profile's, and a run uses them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-pf-'));
+    const file = join(dir, 'my-h100.json');
+    const terms = { memEfficiency: 0.7, hostPerSeqMs: 2, mfu: 0.4, apiOverheadMs: 7 };
+    writeFileSync(file, JSON.stringify({ base: 'llama-3.1-8b-h100', terms }));
+    const group = `  - { profile: llama-3.1-8b-h100, profile_file: ${JSON.stringify(file)}, api_jitter_sigma: 0 }`;
+    const [n] = nodes(group);
+    expect(reads(n as { apiOverheadMs: number }, 2)).toEqual([7, 7]);
+    const slow = await runScenario(parseScenarioText(scenario(group), 'x.yaml'), {
+      sink: new MemorySink(false),
+    });
+    const plain = await runScenario(
+      parseScenarioText(scenario('  - { profile: llama-3.1-8b-h100, api_jitter_sigma: 0 }'), 'x.yaml'),
+      {
+        sink: new MemorySink(false),
+      },
+    );
+    expect(slow.ttft_ms.p50).toBeGreaterThan(plain.ttft_ms.p50 as number);
+  });
+
+  it('a profile_file for another base, or with a bad term, is a scenario error naming the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-pf-'));
+    const other = join(dir, 'a100.json');
+    writeFileSync(other, JSON.stringify({ base: 'llama-3.1-8b-a100-40g', terms: {} }));
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ base: 'llama-3.1-8b-h100', terms: { memEfficiency: 3 } }));
+    const message = (f: string): string => {
+      try {
+        parseScenarioText(
+          scenario(`  - { profile: llama-3.1-8b-h100, profile_file: ${JSON.stringify(f)} }`),
+          'x.yaml',
+        );
+      } catch (e) {
+        expect(isScenarioError(e)).toBe(true);
+        return (e as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(message(other)).toMatch(/engines\[0\]\.profile_file: .*base is "llama-3\.1-8b-a100-40g"/);
+    expect(message(bad)).toMatch(/terms\.memEfficiency is 3/);
+    expect(message(join(dir, 'none.json'))).toMatch(/was not found/);
   });
 });

@@ -81,9 +81,10 @@ export function buildEngines(
     const g = groups.find((x) => x.name === ep.group);
     if (g === undefined) throw new Error(`internal: no engine group ${ep.group}`);
     const base: DeploymentProfile =
-      g.profile in DEPLOYMENT_PROFILES
+      g.calibrated ??
+      (g.profile in DEPLOYMENT_PROFILES
         ? DEPLOYMENT_PROFILES[g.profile as keyof typeof DEPLOYMENT_PROFILES]
-        : BASE_PROFILE;
+        : BASE_PROFILE);
     const limits = limitsOf(g, base);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
     const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;

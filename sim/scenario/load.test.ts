@@ -68,7 +68,7 @@ describe('parseScenarioText', () => {
       value: 'colour',
     });
     expect(err.message).toMatch(
-      /^x\.yaml:16:5: engines\[0\]\.colour: unknown key; expected one of name, profile, count, /,
+      /^x\.yaml:16:5: engines\[0\]\.colour: unknown key; expected one of name, profile, profile_file, count, /,
     );
   });
 

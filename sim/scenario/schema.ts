@@ -512,6 +512,13 @@ export const engineGroupSchema = z
       .describe(
         'Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays).',
       ),
+    profile_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A profile fitted by `sluice calibrate --out` (JSON): its terms replace those of `profile`, which must be the file's base. Relative to the scenario file.",
+      ),
     count: z.int().min(1).max(4096).default(1).describe('Number of engines (one endpoint each).'),
     role: z.enum(ENGINE_ROLES).default('normal').describe('normal, or prefill / decode for a P/D pool.'),
     weight: z.int().min(0).max(65535).default(1).describe("Weight of each engine's endpoint in the rule."),
