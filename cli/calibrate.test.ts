@@ -30,4 +30,15 @@ describe('sluice calibrate', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/bad\.json: field median_ttft_ms missing/);
   }, 60_000);
+
+  it('sluice engine --profile-file refuses a file fitted for another profile (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cal-'));
+    const f = join(dir, 'a100.json');
+    writeFileSync(f, JSON.stringify({ base: 'llama-3.1-8b-a100-40g', terms: {} }));
+    const r = await sluiceProcess(['engine', '--port', '0', '--profile-file', f]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /base is "llama-3\.1-8b-a100-40g", but it is applied to profile llama-3\.1-8b-h100/,
+    );
+  }, 60_000);
 });

@@ -344,7 +344,7 @@ export function applyCalibratedProfile(
   const o = json as Record<string, unknown>;
   if (o.base !== baseId) {
     throw new CalibrationInputError(
-      `${label}: base is ${JSON.stringify(o.base)}, but the group's profile is ${baseId} (set profile to the file's base)`,
+      `${label}: base is ${JSON.stringify(o.base)}, but it is applied to profile ${baseId} (use the file's base as the profile)`,
     );
   }
   const t = o.terms;
