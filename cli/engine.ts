@@ -4,6 +4,7 @@
  * simulator's engine model on the real clock. Faults can be set by flags at start and changed
  * at run time through `POST /admin/faults`. Runs until SIGINT or SIGTERM.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import {
   EmulatorOptionError,
@@ -13,7 +14,13 @@ import {
 } from '../loadgen/emulator/emulator.js';
 import { FaultError, type Faults } from '../loadgen/emulator/faults.js';
 import { DEFAULT_PROFILE, EMULATOR_PROFILES } from '../loadgen/emulator/profiles.js';
+import { applyCalibratedProfile } from '../sim/engine/calibrate.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../sim/engine/exposition.js';
+import {
+  DEPLOYMENT_PROFILES,
+  type DeploymentProfile,
+  type DeploymentProfileId,
+} from '../sim/engine/profiles.js';
 import { intArg, reportError, UsageError } from './errors.js';
 
 /** Parses a finite number flag within [min, max], naming the flag in the error. */
@@ -42,6 +49,7 @@ interface EngineFlags {
   port: number;
   host: string;
   profile: string;
+  profileFile?: string;
   timeScale: number;
   model?: string;
   metricsVersion: VllmMetricsVersion;
@@ -83,11 +91,28 @@ function optionsOf(f: EngineFlags): EmulatorOptions {
     faults,
     ...(f.model === undefined ? {} : { model: f.model }),
     ...(f.maxNumSeqs === undefined ? {} : { maxNumSeqs: f.maxNumSeqs }),
+    ...(f.profileFile === undefined ? {} : { calibrated: calibratedOf(f.profile, f.profileFile) }),
     fixed: {
       ...(f.ttftMs === undefined ? {} : { ttftMs: f.ttftMs }),
       ...(f.itlMs === undefined ? {} : { itlMs: f.itlMs }),
     },
   };
+}
+
+/** The built-in `profile` with the terms of a `sluice calibrate --out` file. */
+function calibratedOf(profile: string, file: string): DeploymentProfile {
+  if (!(profile in DEPLOYMENT_PROFILES)) {
+    throw new UsageError(`--profile-file: only for a deployment profile (--profile is ${profile})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+    throw new UsageError(`--profile-file: ${file} is not JSON (${(err as Error).message})`);
+  }
+  const id = profile as DeploymentProfileId;
+  return applyCalibratedProfile(json, id, DEPLOYMENT_PROFILES[id], file);
 }
 
 /** Waits for SIGINT or SIGTERM. */
@@ -121,6 +146,10 @@ export function engineCommand(hooks: EngineCommandHooks = {}): Command {
       `engine profile: ${EMULATOR_PROFILES.join(', ')}`,
       oneOf('--profile', EMULATOR_PROFILES),
       DEFAULT_PROFILE,
+    )
+    .option(
+      '--profile-file <file>',
+      'a profile fitted by sluice calibrate --out, applied to --profile (its base)',
     )
     .option(
       '--time-scale <x>',

@@ -9,6 +9,7 @@
 import { InvalidArgumentError } from 'commander';
 import { isGateError } from '../gate/errors.js';
 import { isClientError } from '../sim/clients/errors.js';
+import { CalibrationInputError } from '../sim/engine/calibrate.js';
 import { isScenarioError } from '../sim/scenario/errors.js';
 
 export const EXIT_OK = 0;
@@ -34,6 +35,7 @@ export function isInputError(err: unknown): boolean {
     isGateError(err) ||
     isScenarioError(err) ||
     isClientError(err) ||
+    err instanceof CalibrationInputError ||
     (err as NodeJS.ErrnoException | null)?.code === 'ENOENT'
   );
 }

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { calibrateCommand } from './calibrate.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';
 import { engineCommand } from './engine.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(cliffCommand());
   program.addCommand(fidelityCommand());
+  program.addCommand(calibrateCommand());
   addExitCodesHelp(program);
   return program;
 }

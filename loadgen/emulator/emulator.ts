@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../../sim/engine/exposition.js';
+import type { DeploymentProfile } from '../../sim/engine/profiles.js';
 import { rngStream } from '../../sim/kernel/rng.js';
 import { ScaledClock } from './clock.js';
 import type { EmulatorContext, EmulatorStats } from './context.js';
@@ -22,6 +23,8 @@ export interface EmulatorOptions {
   readonly port?: number;
   /** Engine profile: `fixed` or a deployment of sim/engine/profiles.ts. @default 'llama-3.1-8b-h100' */
   readonly profile?: string;
+  /** The profile with calibrated terms (`sluice calibrate --out`, for a deployment profile). @default none */
+  readonly calibrated?: DeploymentProfile;
   /** Engine ms per real ms (2 = twice as fast as real time). @default 1 */
   readonly timeScale?: number;
   /** Served model name. @default the profile's */
@@ -130,6 +133,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     ...(opts.model === undefined ? {} : { model: opts.model }),
     ...(opts.maxNumSeqs === undefined ? {} : { maxNumSeqs: opts.maxNumSeqs }),
     ...(opts.fixed === undefined ? {} : { fixed: opts.fixed }),
+    ...(opts.calibrated === undefined ? {} : { calibrated: opts.calibrated }),
     slowdown: () => ctxRef.ctx?.faults.slowdown ?? 1,
   });
   const clock = new ScaledClock(opts.timeScale ?? 1);

@@ -3,7 +3,11 @@
  * (the vLLM step model) plus `fixed` (constant timings, see `fixed-engine.ts`).
  */
 import { VllmEngine } from '../../sim/engine/engine.js';
-import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../../sim/engine/profiles.js';
+import {
+  DEPLOYMENT_PROFILES,
+  type DeploymentProfile,
+  type DeploymentProfileId,
+} from '../../sim/engine/profiles.js';
 import { rooflineStepTime } from '../../sim/engine/step-time.js';
 import type { Engine, EngineRequest } from '../../sim/engine/types.js';
 import { FixedEngine } from './fixed-engine.js';
@@ -35,6 +39,8 @@ export interface ProfileBuildOptions {
   readonly fixed?: FixedProfileOptions;
   /** Current slowdown factor, read whenever a step or token is timed. */
   readonly slowdown: () => number;
+  /** The deployment profile with calibrated terms (`sluice calibrate`), instead of the built-in one. */
+  readonly calibrated?: DeploymentProfile;
 }
 
 /** A built engine and the facts the HTTP layer needs about it. */
@@ -83,7 +89,7 @@ export function buildProfile<R extends EngineRequest>(o: ProfileBuildOptions): B
       `profile: ${JSON.stringify(o.profile)} is not one of ${EMULATOR_PROFILES.join(', ')}`,
     );
   }
-  const base = DEPLOYMENT_PROFILES[o.profile as DeploymentProfileId];
+  const base = o.calibrated ?? DEPLOYMENT_PROFILES[o.profile as DeploymentProfileId];
   const modelName = o.model ?? base.modelName;
   const maxNumSeqs = o.maxNumSeqs ?? base.limits.maxNumSeqs;
   const limits = {

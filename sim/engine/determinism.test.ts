@@ -3,6 +3,7 @@ import { rngStream } from '../kernel/rng.js';
 import { Simulator } from '../kernel/simulator.js';
 import { VllmEngine } from './engine.js';
 import { renderPrometheus } from './exposition.js';
+import { lognormalStepJitter } from './jitter.js';
 import type { EngineMetricsSnapshot } from './metrics.js';
 import { DEPLOYMENT_PROFILES } from './profiles.js';
 import { SimEngineHost } from './sim-host.js';
@@ -16,7 +17,7 @@ function run(seed: number, histograms = true, snapshot?: (m: EngineMetricsSnapsh
     modelName: profile.modelName,
     limits: { ...profile.limits, numGpuBlocks: 600, maxModelLen: 8192 },
     stepTime: rooflineStepTime(profile.roofline),
-    jitter: { sigma: 0.03, rng: rngStream(seed, 'step-jitter') },
+    jitter: lognormalStepJitter(0.03, rngStream(seed, 'step-jitter')),
     histograms,
   });
   const trace: string[] = [];

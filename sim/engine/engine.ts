@@ -8,8 +8,8 @@
  * Output tokens already emitted survive preemption; the request then recomputes prompt +
  * outputs before it samples again, as vLLM does.
  */
-import type { Rng } from '../kernel/rng.js';
 import { Deque } from './deque.js';
+import type { StepJitter } from './jitter.js';
 import { BlockPool, blocksFor } from './kv-cache.js';
 import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
@@ -71,15 +71,18 @@ export interface VllmEngineConfig {
    * runs, where the index's upkeep was about a twentieth of the run). @default true
    */
   readonly indexIds?: boolean;
-  /** Multiplies each step time by exp(Normal(0, sigma)) drawn from `rng`. @default none */
-  readonly jitter?: { readonly sigma: number; readonly rng: Rng };
+  /**
+   * Multiplies step k's time by `jitter.factor(k)` (seeded lognormal, `jitter.ts`): k counts
+   * the batches this engine has formed, so run-ahead and one event per step agree. @default none
+   */
+  readonly jitter?: StepJitter;
   /**
    * Plan runs of uneventful decode steps ahead (see `run-ahead.ts`): `nextStepAt()` is then
    * the end of the last planned step, and the host calls {@link VllmEngine.catchUp} before
    * every other call. The host's clock must keep time in whole microseconds, as the
    * simulator's does (every `nowMs` it passes is an integer number of µs, over 1000): planned
-   * start times follow that grid exactly. Needs `reportTokens` and `histograms` off and no
-   * jitter. @default false
+   * start times follow that grid exactly. Needs `reportTokens` and `histograms` off.
+   * @default false
    */
   readonly runAhead?: boolean;
 }
@@ -174,8 +177,14 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   /** The planned run of uneventful steps, with `runAhead`. */
   readonly #ahead: RunAhead | null;
   /** {@link VllmEngine.#stepDurationUs} for a start in µs, bound once (planning runs after most passes). */
-  readonly #durationUs = (shape: BatchShape, startUs: number): number =>
-    this.#stepDurationUs(shape, this.#cfg.coldStart === undefined ? 0 : startUs / US_PER_MS);
+  readonly #durationUs = (shape: BatchShape, startUs: number, offset: number): number =>
+    this.#stepDurationUs(
+      shape,
+      this.#cfg.coldStart === undefined ? 0 : startUs / US_PER_MS,
+      this.#ordinal + offset,
+    );
+  /** Ordinal of the batch formed last (the one in flight): batches formed since construction, minus 1. */
+  #ordinal = -1;
 
   constructor(config: VllmEngineConfig) {
     const l = config.limits;
@@ -199,8 +208,8 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
           finishedPool: [],
         }
       : null;
-    if (config.runAhead && (this.#reportTokens || this.#histograms || config.jitter !== undefined)) {
-      throw new RangeError('runAhead needs reportTokens and histograms off and no jitter');
+    if (config.runAhead && (this.#reportTokens || this.#histograms)) {
+      throw new RangeError('runAhead needs reportTokens and histograms off');
     }
     this.#ahead = config.runAhead === true ? new RunAhead() : null;
     this.#kv = new BlockPool(l.numGpuBlocks);
@@ -321,6 +330,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const used = b.advanceDecodes(n, this.#cfg.limits.blockSize);
     if (!this.#kv.tryAllocate(used)) throw new Error('internal: a planned step ran out of KV blocks');
     const m = this.#metrics;
+    this.#ordinal += n;
     m.engineSteps += n;
     m.generationTokens += n * b.length;
     this.#kvUsedAtStep = this.#kv.usedBlocks;
@@ -368,7 +378,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     }
     let batch: BatchInfo | null = null;
     if (running.planned > 0) {
-      const durationUs = this.#stepDurationUs(plan.shape, nowMs);
+      const durationUs = this.#stepDurationUs(plan.shape, nowMs, ++this.#ordinal);
       const durationMs = durationUs / US_PER_MS;
       this.#inFlightEndMs = nowMs + durationMs;
       this.#readyAtMs = Number.NaN;
@@ -608,11 +618,11 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     );
   }
 
-  /** A step's duration in whole µs (at least 1) for a shape starting at `nowMs`. */
-  #stepDurationUs(shape: BatchShape, nowMs: number): number {
+  /** Duration in whole µs (at least 1) of batch number `ordinal`, a `shape` starting at `nowMs`. */
+  #stepDurationUs(shape: BatchShape, nowMs: number, ordinal: number): number {
     let ms = this.#cfg.stepTime(shape) * coldStartMultiplier(this.#cfg.coldStart, nowMs - this.#startedAtMs);
     const jitter = this.#cfg.jitter;
-    if (jitter !== undefined && jitter.sigma > 0) ms *= jitter.rng.lognormal(0, jitter.sigma);
+    if (jitter !== undefined && jitter.sigma > 0) ms *= jitter.factor(ordinal);
     return Math.max(1, Math.round(ms * US_PER_MS));
   }
 }

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { rngStream } from '../kernel/rng.js';
 import { Simulator } from '../kernel/simulator.js';
 import { VllmEngine } from './engine.js';
+import { lognormalStepJitter } from './jitter.js';
 import type { EngineLimits } from './profiles.js';
 import { SimEngineHost } from './sim-host.js';
 import type { EngineRequest } from './types.js';
@@ -24,7 +25,7 @@ const LIMITS: EngineLimits = {
   gpuMemoryUtilization: 0.9,
 };
 
-function world(runAhead: boolean, seed: number): { log: string[]; inline: number } {
+function world(runAhead: boolean, seed: number, jitterSigma = 0): { log: string[]; inline: number } {
   const sim = new Simulator();
   const rng = rngStream(seed, 'run-ahead');
   const int = (lo: number, hi: number): number => lo + Math.floor(rng.next() * (hi - lo + 1));
@@ -48,6 +49,9 @@ function world(runAhead: boolean, seed: number): { log: string[]; inline: number
       histograms: false,
       reuseOutcome: true,
       ...(runAhead ? { runAhead: true } : {}),
+      ...(jitterSigma > 0
+        ? { jitter: lognormalStepJitter(jitterSigma, rngStream(seed, `jitter.${k}`)) }
+        : {}),
     });
     engines.push(engine);
     hosts.push(
@@ -108,4 +112,16 @@ describe('VllmEngine run-ahead', () => {
     expect(ahead.inline).toBeGreaterThan(1000);
     expect(ahead.log).toEqual(stepped.log);
   });
+
+  it.each([1, 2])(
+    'with seeded step jitter, logs exactly what stepping one event at a time logs (seed %i)',
+    (seed) => {
+      const stepped = world(false, seed, 0.2);
+      const ahead = world(true, seed, 0.2);
+      expect(ahead.inline).toBeGreaterThan(1000);
+      expect(ahead.log).toEqual(stepped.log);
+      // The jitter changes the run: not the log of the unjittered world.
+      expect(stepped.log).not.toEqual(world(false, seed).log);
+    },
+  );
 });

@@ -58,7 +58,8 @@ export class RunAhead {
    * @param freeBlocks KV blocks free after the pass
    * @param contextTokens the batch's context tokens (its shape's `contextTokens`)
    * @param firstEndUs when the batch just formed ends, µs (an integer)
-   * @param durationUs the engine's step duration (whole µs) for a shape starting at a time (µs)
+   * @param durationUs the engine's step duration (whole µs) for a shape starting at a time (µs),
+   *   the planned batch's offset from the one just formed (1, 2, ...) last
    */
   plan<R extends EngineRequest>(
     batch: RunningBatch<R>,
@@ -67,7 +68,7 @@ export class RunAhead {
     freeBlocks: number,
     contextTokens: number,
     firstEndUs: number,
-    durationUs: (shape: BatchShape, startUs: number) => number,
+    durationUs: (shape: BatchShape, startUs: number, offset: number) => number,
   ): void {
     this.#count = 0;
     this.#done = 0;
@@ -120,7 +121,7 @@ export class RunAhead {
       const startUs = ends[j - 1] as number;
       ctx += n;
       shape.contextTokens = ctx;
-      ends[j] = startUs + durationUs(shape, startUs);
+      ends[j] = startUs + durationUs(shape, startUs, j);
     }
     if (count < 2) return;
     this.#count = count;

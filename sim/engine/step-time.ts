@@ -5,10 +5,21 @@
  * tokens already in the KV cache for S, and for each prefill chunk of c tokens after ctx
  * computed ones the causal-attention term c·(ctx + c/2):
  *
- *   T_mem  = (W/TP + kvb/TP · C) / (BW · η_mem)
+ *   T_mem  = (W/TP + kvb/TP · C) / (BW · η_mem)      weights, then the KV of every context token
  *   T_cmp  = (2·P·N + 4·L·d·Σ c·(ctx + c/2)) / (TP · TF · mfu)
- *   T_tp   = TP > 1 ? 2·L·t_ar : 0
- *   T_step = t_step0 + t_seq·|S| + max(T_mem, T_cmp) + T_tp
+ *   T_tp   = TP > 1 ? 2·L·t_ar : 0                    two all-reduces per layer
+ *   T_gpu  = t_seq·|S| + max(T_mem, T_cmp) + T_tp      t_seq: per-sequence kernels (sampling)
+ *   T_host = t_host·|S|                               per-sequence host work of a step
+ *   T_step = t_step0 + max(T_gpu, T_host)
+ *
+ * What grows with the batch: the KV bytes read for attention over the context (C in T_mem),
+ * the prefill chunks mixed into decode steps (N and the attention term in T_cmp), the
+ * per-sequence GPU work (t_seq) and the per-sequence host work (t_host: input preparation,
+ * output processing, detokenisation and streaming). vLLM overlaps the host work of one step
+ * with the GPU work of the next (async output processing since v0.6.0, vLLM blog 2024-09-05,
+ * which measured the API server and scheduling at 62% of the time of Llama-3-8B on one H100
+ * before that), so a step lasts the longer of the two: flat in the batch size while the GPU
+ * is the bottleneck, then linear once the host is.
  *
  * The fitted model is the linear form a + b·N + c·|S| + d·C (DistServe-style, few
  * coefficients, least-squares fit in `fit.ts`).
@@ -45,12 +56,13 @@ export function rooflineStepTime(p: RooflineParams): StepTimeModel {
   const kvPerTokenPerGpu = p.kvBytesPerToken / p.tensorParallel;
   const flopsPerToken = 2 * p.paramCount;
   const flopsPerAttention = 4 * p.numLayers * p.hiddenSize;
-  const { stepOverheadMs, perSeqOverheadMs } = p;
+  const { stepOverheadMs, perSeqOverheadMs, hostPerSeqMs } = p;
   return (b) => {
     const memMs = ((weightPerGpu + kvPerTokenPerGpu * b.contextTokens) / memBytesPerSec) * 1000;
     const flops = flopsPerToken * b.numTokens + flopsPerAttention * b.prefillAttentionTokens2;
     const cmpMs = (flops / flopsPerSec) * 1000;
-    return stepOverheadMs + perSeqOverheadMs * b.numSeqs + Math.max(memMs, cmpMs) + tpMs;
+    const gpuMs = perSeqOverheadMs * b.numSeqs + Math.max(memMs, cmpMs) + tpMs;
+    return stepOverheadMs + Math.max(gpuMs, hostPerSeqMs * b.numSeqs);
   };
 }
 

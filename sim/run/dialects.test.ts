@@ -13,9 +13,15 @@ describe('the SMG dialect in a run', () => {
       .replace(/duration_s: \d+/, 'duration_s: 60');
     const sink = new MemorySink(true);
     const s = await runScenario(parseScenarioText(text, 'smg.yaml'), { sink });
-    expect(Object.keys(s.sheds)).toEqual(['429 admission_queue_full']);
+    // With engines that slow down under load (the fidelity-checked step model), this
+    // overload also times some waiters out: SMG's 503, still never a loxilb gate code.
+    const smg = ['429 admission_queue_full', '503 admission_queue_timeout'];
+    expect(Object.keys(s.sheds)).toContain('429 admission_queue_full');
+    for (const k of Object.keys(s.sheds)) expect(smg).toContain(k);
     expect(
-      sink.requests.filter((r) => r.outcome === 'shed').every((r) => r.error === 'admission_queue_full'),
+      sink.requests
+        .filter((r) => r.outcome === 'shed')
+        .every((r) => r.error === 'admission_queue_full' || r.error === 'admission_queue_timeout'),
     ).toBe(true);
   });
 });

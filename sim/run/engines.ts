@@ -6,6 +6,7 @@
 
 import { VllmEngine } from '../engine/engine.js';
 import { ExponentialServerEngine } from '../engine/exponential-engine.js';
+import { lognormalStepJitter } from '../engine/jitter.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from '../engine/profiles.js';
 import { RecordedEngine, type RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
@@ -26,7 +27,10 @@ export interface EngineNode {
   readonly endpoint: PoolEndpoint;
   readonly host: SimEngineHost<SimEngineRequest>;
   readonly engine: TrackedEngine<SimEngineRequest>;
-  /** Frontend delay before a request reaches the engine, ms. */
+  /**
+   * Frontend delay before a request reaches the engine, ms: read once per request, each read
+   * a fresh seeded draw when the group's api_jitter_sigma is above 0 (else the constant).
+   */
   readonly apiOverheadMs: number;
   /** Step-time multiplier set by engine_slowdown events (1 = normal). */
   slowdown: number;
@@ -36,7 +40,10 @@ export interface EngineNode {
   scrapeOutage: number;
 }
 
-/** The built-in profile a fitted or exponential group takes its limits from. */
+/**
+ * The built-in profile a fitted or exponential group takes its limits from (only its limits:
+ * their frontend delay and jitter are 0 unless the group sets them).
+ */
 const BASE_PROFILE: DeploymentProfile = DEPLOYMENT_PROFILES['llama-3.1-8b-h100'];
 
 function limitsOf(g: EngineGroup, base: DeploymentProfile): EngineLimits {
@@ -74,9 +81,10 @@ export function buildEngines(
     const g = groups.find((x) => x.name === ep.group);
     if (g === undefined) throw new Error(`internal: no engine group ${ep.group}`);
     const base: DeploymentProfile =
-      g.profile in DEPLOYMENT_PROFILES
+      g.calibrated ??
+      (g.profile in DEPLOYMENT_PROFILES
         ? DEPLOYMENT_PROFILES[g.profile as keyof typeof DEPLOYMENT_PROFILES]
-        : BASE_PROFILE;
+        : BASE_PROFILE);
     const limits = limitsOf(g, base);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
     const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
@@ -94,6 +102,7 @@ export function buildEngines(
     } else {
       const model: StepTimeModel =
         g.fitted !== undefined ? fittedStepTime(g.fitted) : rooflineStepTime(base.roofline);
+      const sigma = g.step_jitter_sigma ?? (g.profile === 'fitted' ? 0 : base.stepJitterSigma);
       engine = new VllmEngine<SimEngineRequest>({
         modelName: base.modelName,
         engineIndex: String(ep.index),
@@ -109,18 +118,29 @@ export function buildEngines(
         indexIds: false,
         ...(runAhead ? { runAhead: true } : {}),
         stepTime: (b) => model(b) * node.slowdown,
+        ...(sigma > 0
+          ? { jitter: lognormalStepJitter(sigma, rngStream(seed, `engine.${ep.index}.jitter`)) }
+          : {}),
         ...(g.cold_start
           ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }
           : {}),
       });
     }
     const host = new SimEngineHost<SimEngineRequest>(sim, engine, (outcome) => onStep(node, outcome));
-    Object.assign(node, {
-      endpoint: ep,
-      host,
-      engine,
-      apiOverheadMs: g.api_overhead_ms ?? (g.profile === 'recorded' ? 0 : base.apiOverheadMs),
-    });
+    Object.assign(node, { endpoint: ep, host, engine });
+    // Only the deployment profiles carry a frontend; the abstract engines have none unless set.
+    const ownProfile = g.profile in DEPLOYMENT_PROFILES;
+    const api = g.api_overhead_ms ?? (ownProfile ? base.apiOverheadMs : 0);
+    const apiSigma = g.api_jitter_sigma ?? (ownProfile ? base.apiJitterSigma : 0);
+    if (api > 0 && apiSigma > 0) {
+      const rng = rngStream(seed, `engine.${ep.index}.api`);
+      // Rounded to the µs: the simulator's clock keeps that grid.
+      Object.defineProperty(node, 'apiOverheadMs', {
+        get: () => Math.round(api * rng.lognormal(0, apiSigma) * 1000) / 1000,
+      });
+    } else {
+      Object.assign(node, { apiOverheadMs: api });
+    }
     return node;
   });
 }

@@ -68,7 +68,7 @@ describe('parseScenarioText', () => {
       value: 'colour',
     });
     expect(err.message).toMatch(
-      /^x\.yaml:16:5: engines\[0\]\.colour: unknown key; expected one of name, profile, count, /,
+      /^x\.yaml:16:5: engines\[0\]\.colour: unknown key; expected one of name, profile, profile_file, count, /,
     );
   });
 
@@ -225,7 +225,7 @@ engines:`;
       '    endpoints:\n      - {profile: llama-3.1-8b-h101, count: 1, colour: red}\n',
     );
     expect(errorOf(text).message.split('\n')).toEqual([
-      'x.yaml:14:19: gate.rule.endpoints[0].profile: "llama-3.1-8b-h101" is not one of exponential, recorded, fitted, llama-3.1-8b-h100, llama-3.1-8b-a100-80g, llama-3.1-70b-tp4-h100, llama-3.1-70b-tp4-a100-80g',
+      'x.yaml:14:19: gate.rule.endpoints[0].profile: "llama-3.1-8b-h101" is not one of exponential, recorded, fitted, llama-3.1-8b-h100, llama-3.1-8b-a100-80g, llama-3.1-8b-a100-40g, llama-3.1-70b-tp4-h100, llama-3.1-70b-tp4-a100-80g',
       expect.stringMatching(
         /^x\.yaml:14:48: gate\.rule\.endpoints\[0\]\.colour: unknown key; expected one of name, profile, /,
       ),

@@ -14,6 +14,8 @@ import { ClientConfigError } from '../clients/errors.js';
 import { createRetryPolicy } from '../clients/retry.js';
 import { resolveTenants } from '../clients/tenants.js';
 import { type TraceFormat, traceFormatOf } from '../clients/trace-files.js';
+import { applyCalibratedProfile } from '../engine/calibrate.js';
+import { DEPLOYMENT_PROFILES, type DeploymentProfile, type DeploymentProfileId } from '../engine/profiles.js';
 import { toClientConfig } from './client-config.js';
 import { fieldPath } from './gate-section.js';
 import {
@@ -32,7 +34,11 @@ type Path = (string | number)[];
 export type Reporter = (path: Path, value: unknown, detail: string, expected: string) => void;
 
 /** An engine group with its name resolved. */
-export type EngineGroup = EngineGroupSpec & { name: string };
+export type EngineGroup = EngineGroupSpec & {
+  name: string;
+  /** The deployment profile with a `profile_file`'s calibrated terms applied. */
+  calibrated?: DeploymentProfile;
+};
 
 /** An endpoint of the pool, backed by one engine. */
 export interface PoolEndpoint {
@@ -268,7 +274,11 @@ export function resolveScenario(
       );
     }
     names.add(name);
-    engines.push({ ...spec, name });
+    const calibrated =
+      spec.profile_file === undefined
+        ? undefined
+        : calibratedProfile(spec, [...path, 'profile_file'], file, report, options);
+    engines.push({ ...spec, name, ...(calibrated === undefined ? {} : { calibrated }) });
   }
   const totalEngines = engines.reduce((n, g) => n + g.count, 0);
 
@@ -554,6 +564,45 @@ export function resolveScenario(
   };
   checkClientModels(scenario, report);
   return scenario;
+}
+
+/** The group's deployment profile with its `profile_file` applied (undefined after a reported problem). */
+function calibratedProfile(
+  spec: EngineGroupSpec,
+  path: Path,
+  file: string,
+  report: Reporter,
+  options: ResolveOptions,
+): DeploymentProfile | undefined {
+  const ref = spec.profile_file as string;
+  if (!(spec.profile in DEPLOYMENT_PROFILES)) {
+    report(path, ref, `is only for a deployment profile (this group is ${spec.profile})`, 'no profile_file');
+    return undefined;
+  }
+  const id = spec.profile as DeploymentProfileId;
+  const candidates = dataFileCandidates(ref, file, options.cwd ?? process.cwd());
+  const found = candidates.find((p) => existsSync(p));
+  if (found === undefined) {
+    if (options.checkFiles === false) return undefined;
+    report(
+      path,
+      ref,
+      `${JSON.stringify(ref)} was not found (looked for ${candidates.join(', ')})`,
+      'an existing file written by sluice calibrate --out',
+    );
+    return undefined;
+  }
+  try {
+    return applyCalibratedProfile(JSON.parse(readFileSync(found, 'utf8')), id, DEPLOYMENT_PROFILES[id], ref);
+  } catch (err) {
+    report(
+      path,
+      ref,
+      err instanceof Error ? err.message : String(err),
+      'a file written by sluice calibrate --out',
+    );
+    return undefined;
+  }
 }
 
 function resolveTrace(file: string, t: TraceSpec, report: Reporter, options: ResolveOptions): ResolvedTrace {

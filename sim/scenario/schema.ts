@@ -554,6 +554,13 @@ export const engineGroupSchema = z
       .describe(
         'Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays).',
       ),
+    profile_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A profile fitted by `sluice calibrate --out` (JSON): its terms replace those of `profile`, which must be the file's base. Relative to the scenario file.",
+      ),
     count: z.int().min(1).max(L.engines).default(1).describe('Number of engines (one endpoint each).'),
     role: z.enum(ENGINE_ROLES).default('normal').describe('normal, or prefill / decode for a P/D pool.'),
     weight: z.int().min(0).max(65535).default(1).describe("Weight of each engine's endpoint in the rule."),
@@ -597,7 +604,21 @@ export const engineGroupSchema = z
       .describe("Cap on one request's prefill chunk, tokens; 0 off. Default 0."),
     api_overhead_ms: nonNegative(L.ms)
       .optional()
-      .describe("Frontend delay before a request reaches the engine, ms. Default: the profile's."),
+      .describe(
+        "Frontend delay before a request reaches the engine, ms. Default: the profile's (4 ms); 0 for exponential, fitted and recorded engines.",
+      ),
+    step_jitter_sigma: nonNegative()
+      .max(1)
+      .optional()
+      .describe(
+        "σ of the seeded lognormal jitter of every engine step's time; 0 off. Default: the profile's (0.03); 0 for fitted engines.",
+      ),
+    api_jitter_sigma: nonNegative()
+      .max(1)
+      .optional()
+      .describe(
+        "σ of the seeded lognormal jitter of each request's frontend delay; 0 off. Default: the profile's (0.1); 0 for exponential, fitted and recorded engines.",
+      ),
     cold_start: z
       .strictObject({
         factor: z

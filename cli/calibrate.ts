@@ -1,0 +1,89 @@
+/**
+ * `sluice calibrate <result.json...> [--base PROFILE] [--out FILE]`: fits a deployment
+ * profile's physical terms (HBM efficiency, host work per sequence, MFU, frontend delay) to
+ * the JSON result files of `vllm bench serve --save-result` (closed loop: several runs at
+ * different --max-concurrency with --request-rate inf), prints each point measured vs
+ * fitted with its relative errors, and writes the fitted terms as JSON (a scenario's engine
+ * group reads it with `profile_file`). Bad input (not a
+ * result, missing figures, open-loop runs, one point only, contradictory points) exits 2.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  type BenchPoint,
+  CalibrationInputError,
+  calibrate,
+  calibratedProfileFile,
+  parseBenchResult,
+} from '../sim/engine/calibrate.js';
+import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../sim/engine/profiles.js';
+import { reportError } from './errors.js';
+
+const pct = (fit: number, meas: number): string => {
+  const e = (fit / meas - 1) * 100;
+  return `${e >= 0 ? '+' : ''}${e.toFixed(1)}%`;
+};
+
+function readPoint(file: string): BenchPoint {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+    throw new CalibrationInputError(`${file}: not JSON (${(err as Error).message})`);
+  }
+  return parseBenchResult(json, basename(file));
+}
+
+export function calibrateCommand(): Command {
+  return new Command('calibrate')
+    .description('fit an engine profile to vllm bench serve result files and print measured vs fitted')
+    .argument('<results...>', 'vllm bench serve --save-result JSON files, one per --max-concurrency')
+    .option(
+      '--base <profile>',
+      'built-in profile whose model, hardware and limits the fit starts from',
+      (v: string) => {
+        if (!(v in DEPLOYMENT_PROFILES)) {
+          throw new InvalidArgumentError(
+            `--base: ${JSON.stringify(v)} is not one of ${Object.keys(DEPLOYMENT_PROFILES).join(', ')}`,
+          );
+        }
+        return v;
+      },
+      'llama-3.1-8b-h100',
+    )
+    .option('--out <file>', 'where to write the fitted profile (JSON, for profile_file in a scenario)')
+    .action((files: string[], opts: { base: string; out?: string }) => {
+      try {
+        const points = files.map(readPoint);
+        const base = DEPLOYMENT_PROFILES[opts.base as DeploymentProfileId];
+        const cal = calibrate(base, points);
+        const out: string[] = [
+          'point  concurrency  TPOT p50 ms (measured fitted error)  TTFT p50 ms (measured fitted error)  output tok/s (measured fitted error)',
+        ];
+        for (const { point: p, fitted: f } of cal.rows) {
+          out.push(
+            [
+              p.label,
+              p.concurrency,
+              `${p.tpotP50Ms} ${f.tpotP50Ms} ${pct(f.tpotP50Ms, p.tpotP50Ms)}`,
+              `${p.ttftP50Ms} ${f.ttftP50Ms} ${pct(f.ttftP50Ms, p.ttftP50Ms)}`,
+              `${p.outputTokensPerSec} ${f.outputTokensPerSec} ${pct(f.outputTokensPerSec, p.outputTokensPerSec)}`,
+            ].join('  '),
+          );
+        }
+        const t = cal.terms;
+        out.push(
+          `fitted: memory efficiency ${t.memEfficiency.toFixed(3)}, host per sequence ${t.hostPerSeqMs.toFixed(3)} ms, mfu ${t.mfu.toFixed(3)}, frontend ${t.apiOverheadMs.toFixed(2)} ms`,
+        );
+        process.stdout.write(`${out.join('\n')}\n`);
+        if (opts.out !== undefined) {
+          writeFileSync(opts.out, `${JSON.stringify(calibratedProfileFile(opts.base, cal), null, 2)}\n`);
+          process.stdout.write(`wrote ${opts.out}\n`);
+        }
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}

@@ -1,0 +1,56 @@
+/**
+ * Seeded per-step jitter of an engine's step time: step `k` of an engine takes
+ * `exp(σ·Z_k)` times its modelled duration, `Z_k` a standard normal.
+ *
+ * `Z_k` is a pure function of the engine's key and the step's ordinal `k` (a counter hash
+ * fed to Box–Muller), not the next draw of a stream. So a step's factor is the same whether
+ * the engine plans it ahead (run-ahead, `run-ahead.ts`) and later drops the plan or steps one
+ * event at a time: the two modes still give byte-identical outputs. The key is drawn once from
+ * the run's seeded stream of the engine (`sim/kernel/rng.ts`), so the same seed gives the
+ * same factors and different engines get independent ones.
+ *
+ * σ = 0.03 by default (profiles.ts): InferenceBench's concurrency-1 sweep point (one request
+ * at a time, so one prefill step per TTFT) has TTFT p99/p50 = 14.95/13.98 = 1.069 =
+ * exp(2.326·σ), σ ≈ 0.029 (yobitelcomm.github.io/bench/recipes/concurrency-sweep/).
+ */
+import type { Rng } from '../kernel/rng.js';
+
+/** Multiplies step k's duration by a seeded lognormal factor. */
+export interface StepJitter {
+  /** σ of ln(factor); 0 = no jitter. */
+  readonly sigma: number;
+  /** The factor of step `ordinal` (an integer ≥ 0). */
+  factor(ordinal: number): number;
+}
+
+const TWO_32 = 4294967296;
+
+/** A 32-bit avalanche mix (the finaliser of MurmurHash3). */
+function mix32(h: number): number {
+  let x = h >>> 0;
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** Lognormal step jitter keyed by two 32-bit words drawn from `rng`. */
+export function lognormalStepJitter(sigma: number, rng: Rng): StepJitter {
+  if (!(sigma >= 0) || !Number.isFinite(sigma)) throw new RangeError(`Expected sigma >= 0, got ${sigma}`);
+  const k0 = Math.floor(rng.next() * TWO_32) >>> 0;
+  const k1 = Math.floor(rng.next() * TWO_32) >>> 0;
+  return {
+    sigma,
+    factor(ordinal: number): number {
+      if (sigma === 0) return 1;
+      // Two uniforms in (0, 1) from (key, ordinal); ordinals beyond 2^32 wrap (~50 days of 1 ms steps).
+      const lo = ordinal >>> 0;
+      const hi = Math.floor(ordinal / TWO_32) >>> 0;
+      const a = mix32(mix32(lo ^ k0) ^ Math.imul(hi + 1, 0x9e3779b9));
+      const b = mix32(mix32(a ^ k1) + 0x6a09e667);
+      const u1 = (a + 0.5) / TWO_32;
+      const u2 = (b + 0.5) / TWO_32;
+      const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+      return Math.exp(sigma * z);
+    },
+  };
+}
