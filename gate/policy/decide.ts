@@ -265,9 +265,13 @@ export class PolicyCore {
   }
 
   #grant(i: number, env: AdmissionEnvelope, seats: number, lane: Lane, now: number, maxOut: number): Grant {
-    const g = this.seats.take(i, env.tenant, seats, lane);
+    this.seats.take(i, env.tenant, seats, lane);
+    // One object shape for every grant (no spread): the hot path stays monomorphic.
     return {
-      ...g,
+      classIndex: i,
+      tenant: env.tenant,
+      seats,
+      lane,
       className: this.#classes[i]!.name,
       estimatedSeats: seats,
       maxOutputTokens: maxOut,

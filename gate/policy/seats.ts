@@ -98,12 +98,11 @@ export class SeatBook {
     );
   }
 
-  /** Takes seats already checked with the matching `canTake…`; returns the grant. */
-  take(i: number, tenant: string, seats: number, lane: Lane): SeatGrant {
+  /** Takes seats already checked with the matching `canTake…`; the caller keeps them as a SeatGrant. */
+  take(i: number, tenant: string, seats: number, lane: Lane): void {
     if (lane === 'reserve') this.#reserveUsed += seats;
     else if (lane === 'emergency') this.#emergencyUsed += seats;
     else this.#move(i, tenant, seats);
-    return { classIndex: i, tenant, seats, lane };
   }
 
   /** Returns a grant's seats. */
