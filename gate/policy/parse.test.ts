@@ -153,3 +153,22 @@ describe('policy file', () => {
     expect(committed).toBe(renderPolicySchema());
   });
 });
+
+describe('docs/policy.md', () => {
+  it('shows the worked example exactly as the tested fixture', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'policy.md'), 'utf8');
+    expect(doc).toContain(`\`\`\`yaml\n${example}\`\`\``);
+  });
+
+  it('shows the messages its bad example really produces', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'policy.md'), 'utf8');
+    const bad = /A bad file raises[\s\S]*?```yaml\n([\s\S]*?)```\s*```text\n([\s\S]*?)```/.exec(doc);
+    expect(bad).not.toBeNull();
+    try {
+      parsePolicyDocument(bad![1]!, 'policy.yaml');
+      throw new Error('accepted');
+    } catch (err) {
+      expect((err as Error).message).toBe(bad![2]!.trimEnd());
+    }
+  });
+});
