@@ -153,6 +153,8 @@ function run(policy: Policy, ops: readonly Op[]): void {
     for (const s of Object.values(score)) {
       offered += s.offered;
       expect(DISPOSITIONS.reduce((n, k) => n + s.dispositions[k], 0)).toBe(s.offered);
+      for (const k of DISPOSITIONS)
+        expect(Object.values(s.tenants).reduce((n, t) => n + t[k], 0)).toBe(s.dispositions[k]);
     }
     expect(offered).toBe(decisions);
     // Queue counts agree with the tickets held.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Conditions, Disposition, Grant, PolicyCore } from './decide.js';
+import { MAX_TENANTS_PER_CLASS, OTHER_TENANTS } from './scorecard.js';
 import { env, TEST_POLICY, testCore } from './test-policy.js';
 
 const UNHEALTHY: Conditions = { healthy: false };
@@ -331,6 +332,19 @@ describe('policy decisions: queue, degrade, defer', () => {
     expect(s.offered).toBe(11);
     expect(s.dispositions).toEqual({ admit: 8, queue: 2, degrade: 0, defer: 0, reject: 1 });
     expect(s.rejected.queue_full).toBe(1);
+    expect(s.tenants.z).toEqual({ admit: 0, queue: 0, degrade: 0, defer: 0, reject: 1 });
+    expect(s.tenants.t0).toEqual({ admit: 1, queue: 0, degrade: 0, defer: 0, reject: 0 });
+  });
+
+  it('counts dispositions by tenant, tenants past the bound together under (other)', () => {
+    const { core, clock } = testCore();
+    for (let k = 0; k < MAX_TENANTS_PER_CLASS + 10; k++) {
+      const d = core.decide(env('lo', `t${k}`, clock.now()));
+      if (d.kind === 'admit') core.release(d.grant);
+    }
+    const tenants = core.score.snapshot().lo!.tenants;
+    expect(Object.keys(tenants)).toHaveLength(MAX_TENANTS_PER_CLASS + 1);
+    expect(tenants[OTHER_TENANTS]?.admit).toBe(10);
   });
 });
 

@@ -144,6 +144,12 @@ export class PolicyCore {
     const i = this.#index(env.className);
     const now = this.#clock.now();
     this.score.offered(i);
+    const d = this.#judge(i, env, now, cond);
+    this.score.tenant(i, env.tenant, d.kind);
+    return d;
+  }
+
+  #judge(i: number, env: AdmissionEnvelope, now: number, cond: Conditions): Disposition {
     const key = env.idempotencyKey;
     if (key !== undefined) {
       const verdict = this.intents.begin(key, now);

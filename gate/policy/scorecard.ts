@@ -30,6 +30,11 @@ export interface EmergencyUse {
   readonly eligibleBy: string;
 }
 
+/** Tenants counted by name per class; the rest are counted together under {@link OTHER_TENANTS}. */
+export const MAX_TENANTS_PER_CLASS = 4096;
+/** The name under which tenants past {@link MAX_TENANTS_PER_CLASS} are counted. */
+export const OTHER_TENANTS = '(other)';
+
 /** Most emergency uses kept in the audit record (the count goes on). */
 export const MAX_EMERGENCY_AUDIT = 1024;
 
@@ -53,6 +58,8 @@ export interface ClassScore {
   readonly reserveAdmits: number;
   readonly emergencyAdmits: number;
   readonly estimator: EstimatorError;
+  /** Dispositions by tenant (offered = their sum). */
+  readonly tenants: Readonly<Record<string, Readonly<Record<DispositionKind, number>>>>;
 }
 
 const NK = DISPOSITIONS.length;
@@ -70,6 +77,8 @@ export class Scorecard {
   readonly #emergency: number[];
   /** Per class: reconciled, seatErr, seatAbs, under, tokErr. */
   readonly #est: number[];
+  /** Per class: tenant → dispositions counted in DISPOSITIONS order. */
+  readonly #tenants: Map<string, number[]>[];
   readonly #audit: EmergencyUse[] = [];
   #auditNext = 0;
   emergencyUses = 0;
@@ -83,6 +92,22 @@ export class Scorecard {
     this.#reserve = new Array<number>(n).fill(0);
     this.#emergency = new Array<number>(n).fill(0);
     this.#est = new Array<number>(n * 5).fill(0);
+    this.#tenants = classNames.map(() => new Map<string, number[]>());
+  }
+
+  /** Counts a disposition for a tenant of class `i`. */
+  tenant(i: number, tenant: string, kind: DispositionKind): void {
+    const m = this.#tenants[i]!;
+    let row = m.get(tenant);
+    if (row === undefined) {
+      const name = m.size < MAX_TENANTS_PER_CLASS ? tenant : OTHER_TENANTS;
+      row = m.get(name);
+      if (row === undefined) {
+        row = [0, 0, 0, 0, 0];
+        m.set(name, row);
+      }
+    }
+    row[KIND_INDEX[kind]]!++;
   }
 
   offered(i: number): void {
@@ -129,6 +154,12 @@ export class Scorecard {
       const kinds = Object.fromEntries(DISPOSITIONS.map((k, j) => [k, this.#kinds[i * NK + j]!]));
       const reasons = Object.fromEntries(REJECT_REASONS.map((r, j) => [r, this.#reasons[i * NR + j]!]));
       const b = i * 5;
+      const tenants: Record<string, Record<DispositionKind, number>> = {};
+      for (const [t, row] of this.#tenants[i]!)
+        tenants[t] = Object.fromEntries(DISPOSITIONS.map((k, j) => [k, row[j]!])) as Record<
+          DispositionKind,
+          number
+        >;
       out[name] = {
         offered: this.#offered[i]!,
         dispositions: kinds as Record<DispositionKind, number>,
@@ -142,6 +173,7 @@ export class Scorecard {
           underestimated: this.#est[b + 3]!,
           outputTokenErrorSum: this.#est[b + 4]!,
         },
+        tenants,
       };
     });
     return out;
