@@ -5,6 +5,9 @@
  * after `rememberMs`, and past `maxIntents` the oldest finished ones first.
  */
 
+/** Entries the forgetting sweep looks at per new attempt (amortised: each is looked at once per pass). */
+const FORGET_STEPS = 8;
+
 /** Where an intent stands. */
 export type IntentState = 'in_flight' | 'completed' | 'failed';
 
@@ -92,11 +95,18 @@ export class RetryBudget {
     }
   }
 
+  /**
+   * Forgets finished intents older than `rememberMs`, oldest first, a few per call: an in-flight
+   * one met on the way moves to the back (it is still wanted) instead of stopping the sweep.
+   */
   #forget(now: number): void {
-    for (const [k, i] of this.#intents) {
+    for (let step = 0; step < FORGET_STEPS; step++) {
+      const head = this.#intents.entries().next();
+      if (head.done === true) return;
+      const [k, i] = head.value;
       if (now - i.touchedMs < this.#rememberMs) return;
-      if (i.state !== 'in_flight') this.#intents.delete(k);
-      else return;
+      this.#intents.delete(k);
+      if (i.state === 'in_flight') this.#intents.set(k, i);
     }
   }
 }
