@@ -27,6 +27,11 @@ describe('admission envelope', () => {
     expect(derive({})).toMatchObject({ envelope: { className: 'hi' }, sources: { className: 'default' } });
   });
 
+  it('matches a route prefix on a path segment boundary only', () => {
+    expect(derive({ path: '/v1/batch' })).toMatchObject({ envelope: { className: 'lo' } });
+    expect(derive({ path: '/v1/batches' })).toMatchObject({ envelope: { className: 'hi' } });
+  });
+
   it('lets a client header lower the priority but never raise it', () => {
     expect(derive({}, { 'x-class': 'lo' })).toMatchObject({
       envelope: { className: 'lo' },

@@ -83,7 +83,7 @@ export function deriveEnvelope(policy: Policy, inputs: EnvelopeInputs, nowMs: nu
   } else {
     let best = -1;
     for (const r of env.routes) {
-      if (inputs.path.startsWith(r.path_prefix) && r.path_prefix.length > best) {
+      if (r.path_prefix.length > best && underPrefix(inputs.path, r.path_prefix)) {
         best = r.path_prefix.length;
         className = r.class;
         classSource = 'route';
@@ -167,4 +167,10 @@ function emergencyEligibility(
     if (String(v) === em.claim.equals) return `claim ${em.claim.name}`;
   if (tenant !== 'anonymous' && em.tenants.has(tenant)) return 'tenant list';
   return undefined;
+}
+
+/** `path` is `prefix` or below it, on a segment boundary (`/v1/batch` covers `/v1/batch/1`, not `/v1/batches`). */
+function underPrefix(path: string, prefix: string): boolean {
+  if (!path.startsWith(prefix)) return false;
+  return path.length === prefix.length || prefix.endsWith('/') || path.charCodeAt(prefix.length) === 47;
 }
