@@ -50,6 +50,20 @@ export { collect, type Family, renderPrometheus, type Sample } from './metrics.j
 export { editDistance, nearestName } from './nearest.js';
 export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
 export { Leg, Permit } from './permit.js';
+// The opt-in policy layer (queue-is-a-policy.md); the plain gate does not use it.
+export {
+  type AdmissionEnvelope,
+  type Conditions as PolicyConditions,
+  type Disposition as PolicyDisposition,
+  deriveEnvelope,
+  type Grant as PolicyGrant,
+  isPolicyError,
+  type Policy,
+  PolicyCore,
+  PolicyError,
+  parsePolicy,
+  type RejectReason as PolicyRejectReason,
+} from './policy/index.js';
 export type {
   AdmissionRequest,
   Anomalies,

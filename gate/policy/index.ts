@@ -1,0 +1,47 @@
+/**
+ * The policy layer of the gate (queue-is-a-policy.md): the policy file, the trusted envelope and
+ * the pure decision core. Opt-in: nothing in the plain gate uses it yet.
+ */
+export { compilePolicy, type Policy, type PolicyClass } from './compile.js';
+export {
+  type ActualUse,
+  type Conditions,
+  type DispatchOutcome,
+  type Disposition,
+  type Grant,
+  PolicyCore,
+  PolicyInputError,
+  type QueueTicket,
+  type RetryAfter,
+} from './decide.js';
+export {
+  type AdmissionEnvelope,
+  type Consequence,
+  deriveEnvelope,
+  type EnvelopeInputs,
+  type EnvelopeProblem,
+  type EnvelopeResult,
+  type EnvelopeSources,
+} from './envelope.js';
+export { isPolicyError, POLICY_ERROR_CODE, PolicyError, type PolicyIssue } from './errors.js';
+export { type CostEstimate, type EstimatorParams, estimateSeats } from './estimator.js';
+export { MAX_POLICY_CHARS, parsePolicy, parsePolicyDocument } from './parse.js';
+export { type AttemptVerdict, type IntentState, RetryBudget } from './retry-budget.js';
+export {
+  type DegradeOption,
+  type PolicyDocument,
+  type PolicyFileInput,
+  policyFileSchema,
+  policyJsonSchema,
+} from './schema.js';
+export {
+  type ClassScore,
+  DISPOSITIONS,
+  type DispositionKind,
+  type EmergencyUse,
+  type EstimatorError,
+  REJECT_REASONS,
+  type RejectReason,
+  Scorecard,
+} from './scorecard.js';
+export { type Lane, SeatBook, type SeatGrant } from './seats.js';

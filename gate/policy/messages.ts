@@ -1,0 +1,102 @@
+/**
+ * Zod error map for policy files: each message names the value and the bound it broke
+ * (`70000 is above the maximum 65536`, `"x" is not one of a, b`, `unknown key (did you mean y?)`).
+ */
+import type { z } from 'zod';
+import { nearestName } from '../nearest.js';
+
+/** A value as it appears in a message: strings quoted, objects as compact JSON. */
+export function showValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  try {
+    const s = JSON.stringify(value) ?? String(value);
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  } catch {
+    return String(value);
+  }
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return showValue(v);
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  number: 'a number',
+  int: 'an integer',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a mapping',
+  array: 'a list',
+  record: 'a mapping',
+};
+
+/** The keys an object schema allows, for unknown-key hints. */
+function knownKeys(inst: unknown): string[] {
+  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
+    ?.shape;
+  return shape === undefined ? [] : Object.keys(shape);
+}
+
+/** The message of an unknown key, with the nearest allowed key as a hint. */
+export function unknownKeyMessage(key: string, known: readonly string[]): string {
+  const hint = nearestName(key, known, Math.min(4, Math.max(2, Math.floor(key.length / 3) + 1)));
+  return hint ? `unknown key (did you mean ${hint}?)` : `unknown key; expected one of ${known.join(', ')}`;
+}
+
+/** Marker prefix of an unknown-key message carrying the allowed keys. */
+export const UNKNOWN_KEYS = 'unknown-keys:';
+
+export const policyErrorMap: z.core.$ZodErrorMap = (iss) => {
+  const input = iss.input;
+  switch (iss.code) {
+    case 'invalid_type': {
+      const expected = TYPE_NAMES[iss.expected] ?? `a ${iss.expected}`;
+      if (input === undefined) return `missing; expected ${expected}`;
+      if (iss.expected === 'int' && typeof input === 'number') return `${showValue(input)} is not an integer`;
+      return `${kindOf(input)} is not ${expected}`;
+    }
+    case 'too_big':
+      if (iss.origin === 'array')
+        return `a list of ${(input as unknown[]).length} items is above ${iss.maximum}`;
+      if (iss.origin === 'string') return `${showValue(input)} is longer than ${iss.maximum} characters`;
+      return iss.inclusive === false
+        ? `${showValue(input)} is not below ${iss.maximum}`
+        : `${showValue(input)} is above the maximum ${iss.maximum}`;
+    case 'too_small':
+      if (iss.origin === 'array') return `the list is shorter than ${iss.minimum}`;
+      if (iss.origin === 'string') return `${showValue(input)} is shorter than ${iss.minimum} characters`;
+      return iss.inclusive === false
+        ? `${showValue(input)} is not above ${iss.minimum}`
+        : `${showValue(input)} is below the minimum ${iss.minimum}`;
+    case 'invalid_value':
+      return `${showValue(input)} is not ${iss.values.map((v) => String(v)).join(', ')}`;
+    case 'invalid_union': {
+      const options = iss.options as readonly unknown[] | undefined | null;
+      if (typeof iss.discriminator === 'string' && Array.isArray(options)) {
+        const value =
+          input !== null && typeof input === 'object'
+            ? (input as Record<string, unknown>)[iss.discriminator]
+            : undefined;
+        const expected = `one of ${options.map((v) => String(v)).join(', ')}`;
+        return value === undefined
+          ? `missing; expected ${expected}`
+          : `${showValue(value)} is not ${expected}`;
+      }
+      return `${kindOf(input)} matches none of the allowed forms`;
+    }
+    case 'invalid_format':
+      return `${showValue(input)} is not ${iss.format}`;
+    case 'invalid_key':
+      return `${showValue(input)} is not a name (a lower-case letter, then up to 62 letters, digits, _ or -)`;
+    case 'unrecognized_keys':
+      return `${UNKNOWN_KEYS}${knownKeys(iss.inst).join(',')}`;
+    case 'custom':
+      return iss.message ?? `${showValue(input)} is not valid`;
+    default:
+      return undefined;
+  }
+};
