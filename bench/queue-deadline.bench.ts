@@ -98,6 +98,7 @@ async function proxied(): Promise<{ gate: number[]; client: number[]; wrong: num
     env: {},
     warn: () => {},
     monitor: { healthIntervalMs: 0, scrapeIntervalMs: 0 },
+    audit: { perSecond: 0 }, // every 504 is a sec.ai.deny line: none on stderr here
   });
   await proxy.start();
   const probe = http.createServer();
