@@ -5,9 +5,8 @@
  * request (heap difference after a forced GC).
  */
 import { performance } from 'node:perf_hooks';
-import { ManualClock } from '../gate/clock.js';
-import { Gate } from '../gate/gate.js';
-import type { Permit } from '../gate/permit.js';
+import type { Permit } from '../gate/index.js';
+import { Gate, ManualClock } from '../gate/index.js';
 
 const KEY = '192.0.2.10:8080/tcp';
 const RUNS = 7;

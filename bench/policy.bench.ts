@@ -6,11 +6,8 @@
  * run reached it, `missed` when none did, `unresolved` when the runs straddle it (a noisy machine).
  */
 import { performance } from 'node:perf_hooks';
-import { ManualClock } from '../gate/clock.js';
-import { Gate } from '../gate/gate.js';
-import { PolicyCore } from '../gate/policy/decide.js';
-import type { AdmissionEnvelope } from '../gate/policy/envelope.js';
-import { parsePolicy } from '../gate/policy/parse.js';
+import type { AdmissionEnvelope } from '../gate/index.js';
+import { Gate, ManualClock, PolicyCore, parsePolicy } from '../gate/index.js';
 
 const KEY = '192.0.2.10:8080/tcp';
 const RUNS = 7;

@@ -7,7 +7,7 @@
  * failed (an internal error, with its stack).
  */
 import { InvalidArgumentError } from 'commander';
-import { isGateError } from '../gate/errors.js';
+import { isGateError } from '../gate/index.js';
 import { isClientError } from '../sim/clients/errors.js';
 import { CalibrationInputError } from '../sim/engine/calibrate.js';
 import { isScenarioError } from '../sim/scenario/errors.js';

@@ -28,6 +28,7 @@ export {
   type Ceiling,
   DECISION_REASONS,
   type DecisionReason,
+  REASON_INDEX,
   type Refusal,
   refusalBody,
   refusalHeaders,
@@ -35,7 +36,18 @@ export {
 export type { FcEffective } from './effective.js';
 export type { EndpointRole } from './endpoints.js';
 export { GATE_ERROR_CODES, GateError, type GateErrorCode, isGateError } from './errors.js';
-export { FC_FIELD_NAMES, type FcFieldName, FIELDS, type FieldSpec, type GateMode } from './fields.js';
+export {
+  FC_FIELD_NAMES,
+  type FcFieldName,
+  FIELDS,
+  type FieldSpec,
+  type GateMode,
+  MAX_CEILING,
+  MAX_QUEUE_DEPTH,
+  MAX_WINDOW_MS,
+  MODE_VALUES,
+  SWITCH_VALUES,
+} from './fields.js';
 export {
   type ApplyOutcome,
   type ApplyResult,
@@ -63,6 +75,7 @@ export {
   PolicyError,
   parsePolicy,
   type RejectReason as PolicyRejectReason,
+  renderPolicySchema,
 } from './policy/index.js';
 export type {
   AdmissionRequest,
@@ -74,7 +87,14 @@ export type {
   Pool,
   Ticket,
 } from './pool.js';
-export { endpointId, type ParsedRule, parseRule, type RuleEndpoint } from './rule.js';
+export {
+  endpointId,
+  INERT_SERVICE_FIELDS,
+  type ParsedRule,
+  parseRule,
+  type RuleEndpoint,
+  SERVICE_ARGUMENT_FIELDS,
+} from './rule.js';
 export {
   parseSmgSettings,
   type ResolvedSmg,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../gate/pool.js';
+import type { Decision } from '../gate/index.js';
 import type { RequestDescriptor } from '../sim/clients/request-factory.js';
 import { ObserveCollector } from './collect.js';
 

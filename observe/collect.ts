@@ -5,8 +5,7 @@
  * nothing (or at most a given share) follow. Memory is bounded by the
  * tenants and by at most MAX_BUCKETS time buckets, not by the trace.
  */
-import type { Ceiling } from '../gate/decisions.js';
-import type { Decision } from '../gate/pool.js';
+import type { Ceiling, Decision } from '../gate/index.js';
 import type { RequestDescriptor } from '../sim/clients/request-factory.js';
 import { KEYLESS_LABEL } from '../sim/clients/tenants.js';
 import type { RunObserver } from '../sim/run/requests.js';

@@ -4,8 +4,7 @@
  * of the rule (or recorded timings for a decision log), and the trace.
  */
 import { stringify } from 'yaml';
-import { GateError } from '../gate/errors.js';
-import { parseRule } from '../gate/rule.js';
+import { GateError, parseRule } from '../gate/index.js';
 import type { TraceFormat } from '../sim/clients/trace-files.js';
 import { parseScenarioText } from '../sim/scenario/load.js';
 import type { Scenario } from '../sim/scenario/resolve.js';

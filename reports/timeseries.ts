@@ -4,7 +4,7 @@
  * `ep_<id>_waiting`, `ep_<id>_kv_usage`, then the per-second maxima
  * `inflight_max`, `queued_max` (optional when reading: older files lack them).
  */
-import { DECISION_REASONS } from '../gate/decisions.js';
+import { DECISION_REASONS } from '../gate/index.js';
 import { SECOND_MAX_COLUMNS, SECOND_SCALAR_COLUMNS, type SecondRow } from '../sim/run/records.js';
 import { CsvError, parseCsvRecords, toCsv } from './csv.js';
 

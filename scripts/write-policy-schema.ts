@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderPolicySchema } from '../gate/policy/schema.js';
+import { renderPolicySchema } from '../gate/index.js';
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'policy.schema.json');
 writeFileSync(out, renderPolicySchema());

@@ -3,8 +3,7 @@
  * the varied fields set, checked by the gate's own validation, and the
  * ready-to-apply rule or SMG flags of a recommended point.
  */
-import { parseRule } from '../gate/rule.js';
-import { parseSmgSettings, type SmgSettings } from '../gate/smg.js';
+import { parseRule, parseSmgSettings, type SmgSettings } from '../gate/index.js';
 import type { Scenario } from '../sim/scenario/resolve.js';
 import { SweepInputError } from './errors.js';
 import { type Params, paramsText } from './grid.js';

@@ -4,7 +4,7 @@
  * scenario), their bounds, the two value forms (a range `a:b:step`, a list
  * `a,b,c`) and the grid they span.
  */
-import { FC_FIELD_NAMES, FIELDS, MAX_CEILING, MAX_QUEUE_DEPTH, MAX_WINDOW_MS } from '../gate/fields.js';
+import { FC_FIELD_NAMES, FIELDS, MAX_CEILING, MAX_QUEUE_DEPTH, MAX_WINDOW_MS } from '../gate/index.js';
 import { nearest } from '../sim/scenario/issues.js';
 import { SweepInputError } from './errors.js';
 import { roundTo } from './stats.js';

@@ -1,11 +1,24 @@
 /**
  * A gate on a ManualClock with a recording host, for tests and benchmarks.
  */
-import { ManualClock } from '../gate/clock.js';
-import { type DecisionReason, REASON_INDEX, type Refusal } from '../gate/decisions.js';
-import { Gate, type GateOptions } from '../gate/gate.js';
-import type { Permit } from '../gate/permit.js';
-import type { AdmissionRequest, Decision, GateHost, GrantOutcome, Pool, Ticket } from '../gate/pool.js';
+
+import type {
+  AdmissionRequest,
+  Decision,
+  GateHost,
+  GrantOutcome,
+  Permit,
+  Pool,
+  Ticket,
+} from '../gate/index.js';
+import {
+  type DecisionReason,
+  Gate,
+  type GateOptions,
+  ManualClock,
+  REASON_INDEX,
+  type Refusal,
+} from '../gate/index.js';
 
 export const KEY = '192.0.2.10:8080/tcp';
 export const EP1 = '198.51.100.11:8000';

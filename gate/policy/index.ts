@@ -33,6 +33,7 @@ export {
   type PolicyFileInput,
   policyFileSchema,
   policyJsonSchema,
+  renderPolicySchema,
 } from './schema.js';
 export {
   type ClassScore,

@@ -9,7 +9,7 @@
  * and summary.
  */
 
-import { DECISION_REASONS } from '../../gate/decisions.js';
+import { DECISION_REASONS } from '../../gate/index.js';
 import { createRetryPolicy, type RetryContext } from '../../sim/clients/retry.js';
 import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';

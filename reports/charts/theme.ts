@@ -5,8 +5,8 @@
  */
 
 import type { Config } from 'vega-lite';
-import { ADAPT_STATES } from '../../gate/adaptive.js';
-import type { DECISION_REASONS } from '../../gate/decisions.js';
+import type { DECISION_REASONS } from '../../gate/index.js';
+import { ADAPT_STATES } from '../../gate/index.js';
 
 /** The Vega-Lite schema every spec names. */
 export const VL_SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';

@@ -3,13 +3,26 @@
  * capacity gate (a rule and its env) or SMG's admission control. The run
  * talks to this, never to the dialect directly.
  */
-import type { Clock } from '../../gate/clock.js';
-import type { DecisionReason, Refusal } from '../../gate/decisions.js';
-import { REASON_INDEX } from '../../gate/decisions.js';
-import { Gate } from '../../gate/gate.js';
-import type { AdmissionRequest, Anomalies, Decision, GateHost, Pool, Ticket } from '../../gate/pool.js';
-import { parseRule } from '../../gate/rule.js';
-import { SMG_RETRY_AFTER_S, SmgGate, type SmgSettings, smgResponse } from '../../gate/smg.js';
+import type {
+  AdmissionRequest,
+  Anomalies,
+  Clock,
+  Decision,
+  DecisionReason,
+  GateHost,
+  Pool,
+  Refusal,
+  Ticket,
+} from '../../gate/index.js';
+import {
+  Gate,
+  parseRule,
+  REASON_INDEX,
+  SMG_RETRY_AFTER_S,
+  SmgGate,
+  type SmgSettings,
+  smgResponse,
+} from '../../gate/index.js';
 import type { LoxilbGate, SmgGate as SmgSection } from '../scenario/resolve.js';
 
 /** What a client sees of a refusal: status, error code, Retry-After and the jitter hint. */

@@ -4,9 +4,16 @@
  * the end, and the retry the client's policy asks for. This is the gate's
  * host: it receives waiters' turns and endings.
  */
-import type { Refusal } from '../../gate/decisions.js';
-import type { Leg, Permit } from '../../gate/permit.js';
-import type { AdmissionRequest, Decision, GateHost, GrantOutcome, Ticket } from '../../gate/pool.js';
+import type {
+  AdmissionRequest,
+  Decision,
+  GateHost,
+  GrantOutcome,
+  Leg,
+  Permit,
+  Refusal,
+  Ticket,
+} from '../../gate/index.js';
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import type { RetryPolicy } from '../clients/retry.js';
 import type { RandomFn } from '../clients/rng.js';

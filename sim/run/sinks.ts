@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DECISION_REASONS } from '../../gate/decisions.js';
+import { DECISION_REASONS } from '../../gate/index.js';
 import {
   REQUEST_COLUMNS,
   type RequestRecord,

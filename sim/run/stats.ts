@@ -3,7 +3,7 @@
  * histograms over the measured window, per-tenant figures, and the
  * per-second rows of the time series.
  */
-import { DECISION_REASONS } from '../../gate/decisions.js';
+import { DECISION_REASONS } from '../../gate/index.js';
 import { LatencyHistogram, round3 } from './histogram.js';
 import type { Outcome, Percentiles, RequestRecord, RunSummary, SecondRow, TenantSummary } from './records.js';
 

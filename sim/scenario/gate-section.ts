@@ -5,10 +5,18 @@
  * SMG's admission settings. Also the JSON Schema of these parts, derived from the same tables.
  */
 import type { z } from 'zod';
-import { parseFcFields, readEnv } from '../../gate/config.js';
-import { isGateError } from '../../gate/errors.js';
-import { FC_FIELD_NAMES, FIELDS, MODE_VALUES, SWITCH_VALUES } from '../../gate/fields.js';
-import { INERT_SERVICE_FIELDS, parseRule, SERVICE_ARGUMENT_FIELDS } from '../../gate/rule.js';
+import {
+  FC_FIELD_NAMES,
+  FIELDS,
+  INERT_SERVICE_FIELDS,
+  isGateError,
+  MODE_VALUES,
+  parseFcFields,
+  parseRule,
+  readEnv,
+  SERVICE_ARGUMENT_FIELDS,
+  SWITCH_VALUES,
+} from '../../gate/index.js';
 import { nearest, report, show } from './issues.js';
 
 /** The `LLB_FC_*` (and `LLB_PD_MAX_INFLIGHT_PER_EP`) variables the gate reads. */

@@ -5,7 +5,7 @@
  * so the loader can add the file position and the full path afterwards.
  */
 import type { z } from 'zod';
-import { nearestName } from '../../gate/nearest.js';
+import { nearestName } from '../../gate/index.js';
 
 /** A problem found in a scenario, before it is placed in the file. */
 export interface IssueText {

@@ -6,8 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isGateError } from '../../gate/errors.js';
-import { endpointId, parseRule } from '../../gate/rule.js';
+import { endpointId, isGateError, parseRule } from '../../gate/index.js';
 import { createArrivalProcess } from '../clients/arrivals.js';
 import { ClosedLoopUsers } from '../clients/closed-loop.js';
 import { ClientConfigError } from '../clients/errors.js';

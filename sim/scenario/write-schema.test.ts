@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FC_FIELD_NAMES, FIELDS } from '../../gate/fields.js';
-import { SERVICE_ARGUMENT_FIELDS } from '../../gate/rule.js';
+import { FC_FIELD_NAMES, FIELDS, SERVICE_ARGUMENT_FIELDS } from '../../gate/index.js';
 import { normaliseMarkdownTables, scenarioJsonSchema } from './docs.js';
 import { BASE_FIELD_JSON } from './gate-section.js';
 import { ENGINE_PROFILES } from './schema.js';

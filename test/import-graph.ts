@@ -1,0 +1,74 @@
+/**
+ * The house rules of the import graph, checked over source text (no compiler needed):
+ *
+ * 1. Outside `gate/`, the gate is reached only through `gate/index.ts`. One exception:
+ *    `loadgen/shared/` (inlined into the k6 bundle, which must not carry the whole gate) may
+ *    import `gate/decisions.ts`, a leaf module with the decision vocabulary.
+ * 2. `gate/` code imports nothing outside itself, and no `node:` module (it is pure); its tests
+ *    may use the shared test harness.
+ * 3. `sim/` never imports a network module (`node:http`, `node:http2`, `node:https`, `node:net`,
+ *    `node:tls`, `node:dgram`, `undici`).
+ * 4. `reports/` never imports `proxy/`.
+ */
+import { dirname, join, normalize } from 'node:path';
+
+/** One broken rule: the importing file, what it imports, and which rule. */
+export interface Violation {
+  file: string;
+  imports: string;
+  rule: string;
+}
+
+const NETWORK = new Set([
+  'node:http',
+  'node:http2',
+  'node:https',
+  'node:net',
+  'node:tls',
+  'node:dgram',
+  'undici',
+]);
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
+
+/** Module specifiers a source file imports (static, side-effect and dynamic imports). */
+export function importsOf(source: string): string[] {
+  return [...source.matchAll(SPECIFIER)].map((m) => m[1]!);
+}
+
+/** Top folder of a repository-relative path (`gate`, `sim`, ...). */
+const top = (p: string): string => p.split('/')[0]!;
+
+/**
+ * The violations among `files` (repository-relative path → source text).
+ * @param files `.ts` sources, paths with `/` separators
+ */
+export function importViolations(files: ReadonlyMap<string, string>): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, source] of files) {
+    const folder = top(file);
+    const isTest = /\.test\.ts$/.test(file);
+    for (const spec of importsOf(source)) {
+      const relative = spec.startsWith('.');
+      const target = relative ? normalize(join(dirname(file), spec)).replaceAll('\\', '/') : spec;
+      const targetTop = relative ? top(target) : null;
+      if (folder === 'gate') {
+        // The gate's own tests may use the shared test harness and node modules; its code may not.
+        if (isTest) continue;
+        if (relative && targetTop !== 'gate')
+          out.push({ file, imports: spec, rule: 'gate imports nothing outside gate/' });
+        if (!relative && spec.startsWith('node:'))
+          out.push({ file, imports: spec, rule: 'gate imports no node: module' });
+        continue;
+      }
+      if (relative && targetTop === 'gate' && target !== 'gate/index.js') {
+        const k6Leaf = file.startsWith('loadgen/shared/') && target === 'gate/decisions.js';
+        if (!k6Leaf) out.push({ file, imports: spec, rule: 'outside gate/, only gate/index.ts' });
+      }
+      if (folder === 'sim' && NETWORK.has(spec))
+        out.push({ file, imports: spec, rule: 'sim imports no network module' });
+      if (folder === 'reports' && relative && targetTop === 'proxy')
+        out.push({ file, imports: spec, rule: 'reports never import proxy/' });
+    }
+  }
+  return out;
+}
