@@ -1,6 +1,6 @@
 /**
  * `npm run bench:sim [-- --json] [-- --scenario FILE]`: runs the standard
- * scenario (bench/sim-standard.yaml: 1 simulated hour at 1,000 req/s over 64
+ * scenario (bench/sim-standard.yaml: 1 simulated hour at 1,000 req/s over 112
  * engines) with per-request records streamed to a temporary directory, and
  * prints events/s, simulated seconds per wall second, peak memory and wall time, and the
  * process's CPU time over the run (user + system, GC threads included): on a shared machine a
