@@ -8,6 +8,12 @@ const ms = (p: Percentiles): string =>
     ? '-'
     : `p50 ${p.p50.toFixed(0)}  p95 ${p.p95.toFixed(0)}  p99 ${p.p99.toFixed(0)}  max ${p.max.toFixed(0)}`;
 
+/** Percentiles of a figure of a few ms (TPOT), with one decimal. */
+const ms2 = (p: Percentiles): string =>
+  p.count === 0
+    ? '-'
+    : `p50 ${p.p50.toFixed(1)}  p95 ${p.p95.toFixed(1)}  p99 ${p.p99.toFixed(1)}  max ${p.max.toFixed(1)}`;
+
 /** Renders the summary as aligned lines. */
 export function summaryText(s: RunSummary): string {
   const rows: [string, string][] = [
@@ -17,9 +23,13 @@ export function summaryText(s: RunSummary): string {
     ],
     ['offered', `${s.offered} requests (${s.attempts} attempts, amplification ${s.retry_amplification})`],
     ['goodput', `${s.goodput_rps} req/s good (${(s.goodput_share * 100).toFixed(1)} % of offered)`],
-    ['throughput', `${s.throughput_rps} req/s completed`],
+    [
+      'throughput',
+      `${s.throughput_rps} req/s completed${s.output_tokens_per_s === null ? '' : `, ${s.output_tokens_per_s} output tokens/s`}`,
+    ],
     ['shed rate', `${(s.shed_rate * 100).toFixed(1)} % of attempts`],
     ['TTFT ms', ms(s.ttft_ms)],
+    ['TPOT ms', ms2(s.tpot_ms)],
     ['e2e ms', ms(s.e2e_ms)],
     ['queue wait ms', ms(s.queue_wait_ms)],
     [

@@ -98,6 +98,9 @@ const summaryShape = z.looseObject({
   outcomes: counts,
   ttft_ms: percentiles,
   e2e_ms: percentiles,
+  // Summaries written before TPOT was reported have neither field.
+  tpot_ms: percentiles.default({ count: 0, p50: 0, p95: 0, p99: 0, max: 0, mean: 0 }),
+  output_tokens_per_s: z.number().nullable().default(null),
   queue_wait_ms: percentiles,
   max_inflight: z.number(),
   max_queued: z.number(),

@@ -62,7 +62,12 @@ export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []):
       `${num(s.measured_s)} s (after ${num(s.warmup_s)} s warm-up, of ${num(s.duration_s)} s)`,
     ],
     ['goodput', `${rps(s.goodput_rps)} (${pct(s.goodput_share)} of offered requests good)`],
-    ['throughput', rps(s.throughput_rps)],
+    [
+      'throughput',
+      s.output_tokens_per_s === null
+        ? rps(s.throughput_rps)
+        : `${rps(s.throughput_rps)} · ${num(s.output_tokens_per_s)} output tokens/s`,
+    ],
     [
       'offered · attempts',
       `${num(s.offered)} · ${num(s.attempts)} (retry amplification ${num(s.retry_amplification, 2)})`,
@@ -70,6 +75,7 @@ export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []):
     ['completed · good', `${num(s.completed)} · ${num(s.good)}`],
     ['shed rate', pct(s.shed_rate)],
     ['TTFT p50 / p95 / p99', p(s.ttft_ms)],
+    ['TPOT (time per output token) p50 / p95 / p99', s.tpot_ms.count === 0 ? 'not measured' : p(s.tpot_ms)],
     ['end to end p50 / p95 / p99', p(s.e2e_ms)],
     ['queue wait p50 / p95 / p99', p(s.queue_wait_ms)],
     [`peak in flight · ceiling${whole}`, `${num(w.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],

@@ -78,6 +78,8 @@ export function fixtureSummary(): RunSummary {
     outcomes: { completed: 700, shed: 160, timed_out: 40, cancelled: 30, in_system: 170 },
     ttft_ms: pct(320, 2400),
     e2e_ms: pct(3400, 9100),
+    tpot_ms: pct(9, 14),
+    output_tokens_per_s: 1640,
     queue_wait_ms: pct(120, 1900),
     max_inflight: 16,
     max_queued: 7,

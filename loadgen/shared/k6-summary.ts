@@ -98,6 +98,9 @@ export function summaryFromK6(data: K6SummaryData, plan: K6Plan): RunSummary {
     outcomes,
     ttft_ms: trend(data, METRIC.ttft),
     e2e_ms: trend(data, METRIC.e2e),
+    // k6's metrics carry no per-request token counts: TPOT and output tokens/s are not measured.
+    tpot_ms: { count: 0, p50: 0, p95: 0, p99: 0, max: 0, mean: 0 },
+    output_tokens_per_s: null,
     queue_wait_ms: trend(data, METRIC.queueWait),
     max_inflight: value(data, METRIC.inflight, 'max'),
     max_queued: value(data, METRIC.queued, 'max'),

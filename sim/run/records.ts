@@ -133,6 +133,14 @@ export interface RunSummary {
   outcomes: Record<string, number>;
   ttft_ms: Percentiles;
   e2e_ms: Percentiles;
+  /**
+   * Time per output token after the first (TPOT), per completed request with two or more:
+   * (e2e − TTFT) / (output tokens − 1), as `vllm bench serve` reports it. Count 0 where not
+   * measured (a k6 run carries no per-request token counts).
+   */
+  tpot_ms: Percentiles;
+  /** Output tokens of the completed requests per measured second; null where not measured (a k6 run). */
+  output_tokens_per_s: number | null;
   queue_wait_ms: Percentiles;
   max_inflight: number;
   max_queued: number;

@@ -34,6 +34,10 @@ export class RunStats {
   readonly sheds: Record<string, number> = {};
   readonly ttft = new LatencyHistogram();
   readonly e2e = new LatencyHistogram();
+  /** Time per output token after the first, per completed request with at least two: (e2e − TTFT) / (tokens − 1). */
+  readonly tpot = new LatencyHistogram();
+  /** Output tokens of the completed requests. */
+  outputTokens = 0;
   readonly queueWait = new LatencyHistogram();
   readonly #tenants = new Map<string, TenantAcc>();
   maxInflight = 0;
@@ -92,6 +96,9 @@ export class RunStats {
     t.completed++;
     if (r.ttft_ms !== '') this.ttft.add(r.ttft_ms);
     if (r.e2e_ms !== '') this.e2e.add(r.e2e_ms);
+    this.outputTokens += r.generated_tokens;
+    if (r.ttft_ms !== '' && r.e2e_ms !== '' && r.generated_tokens >= 2)
+      this.tpot.add((r.e2e_ms - r.ttft_ms) / (r.generated_tokens - 1));
     if (r.good) {
       this.good++;
       t.good++;
@@ -280,6 +287,8 @@ export function summarize(stats: RunStats, m: SummaryMeta): RunSummary {
     outcomes: out,
     ttft_ms: percentiles(stats.ttft),
     e2e_ms: percentiles(stats.e2e),
+    tpot_ms: percentiles(stats.tpot),
+    output_tokens_per_s: round3(stats.outputTokens / measuredS),
     queue_wait_ms: percentiles(stats.queueWait),
     max_inflight: stats.maxInflight,
     max_queued: stats.maxQueued,
