@@ -15,6 +15,18 @@ export type AdaptReason = 'none' | 'queued' | 'ttft' | 'clear' | 'stale';
 export const ADAPT_STATES: readonly AdaptState[] = ['off', 'open', 'tightened', 'frozen'];
 export const ADAPT_REASONS: readonly AdaptReason[] = ['queued', 'ttft', 'clear', 'stale', 'none'];
 
+/**
+ * Whether a pool's ceiling adapts: `fc_adaptive` on, a service ceiling to adapt, and a gate that
+ * is not off (the one place this condition is written).
+ */
+export function isAdapting(c: {
+  readonly adaptive: boolean;
+  readonly maxOutstanding: number;
+  readonly mode: string;
+}): boolean {
+  return c.adaptive && c.maxOutstanding > 0 && c.mode !== 'off';
+}
+
 /** The floor of the adaptive ceiling: a quarter of the configured one, at least 1. */
 export function adaptiveFloor(configured: number): number {
   return Math.max(1, Math.floor(configured / 4));

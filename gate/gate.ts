@@ -3,6 +3,7 @@
  * maintenance drain, and the once-a-second sweep taken from the Clock port.
  * Pure: no wall clock, no timers of its own, no I/O.
  */
+import { isAdapting } from './adaptive.js';
 import type { Clock } from './clock.js';
 import {
   checkDepthHasWait,
@@ -237,7 +238,7 @@ export class Gate {
     return this.pools().map(({ key, service, pool }) => ({
       key,
       service,
-      adaptive: pool.cfg.adaptive && pool.cfg.maxOutstanding > 0 && pool.cfg.mode !== 'off',
+      adaptive: isAdapting(pool.cfg),
       staleMs: pool.cfg.telemetryStaleMs,
       endpoints: pool.endpoints.map((e) => ({ id: e.id, role: e.role, healthy: e.healthy })),
     }));

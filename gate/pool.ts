@@ -11,7 +11,14 @@
  * turn passes to the next waiter).
  */
 
-import { type AdaptReason, type AdaptState, adaptStep, clampAdaptive, recordTtft } from './adaptive.js';
+import {
+  type AdaptReason,
+  type AdaptState,
+  adaptStep,
+  clampAdaptive,
+  isAdapting,
+  recordTtft,
+} from './adaptive.js';
 import type { TokenBucket } from './bucket.js';
 import type { Clock, ClockTimer } from './clock.js';
 import type { ResolvedConfig } from './config.js';
@@ -867,7 +874,7 @@ export class Pool implements PermitOwner {
   /** One adaptive step (called once a second). */
   adapt(): void {
     const c = this.cfg;
-    if (!c.adaptive || c.maxOutstanding === 0 || c.mode === 'off') {
+    if (!isAdapting(c)) {
       this.effective = c.maxOutstanding;
       this.#resetAdaptState();
       return;
@@ -888,7 +895,7 @@ export class Pool implements PermitOwner {
   }
 
   #resetAdaptState(): void {
-    const adapting = this.cfg.adaptive && this.cfg.maxOutstanding > 0 && this.cfg.mode !== 'off';
+    const adapting = isAdapting(this.cfg);
     this.adaptState = adapting ? 'open' : 'off';
     this.adaptReason = 'none';
   }
@@ -897,8 +904,8 @@ export class Pool implements PermitOwner {
   reconfigure(next: ResolvedConfig): void {
     const prev = this.cfg;
     this.cfg = next;
-    const adapting = next.adaptive && next.maxOutstanding > 0 && next.mode !== 'off';
-    const wasAdapting = prev.adaptive && prev.maxOutstanding > 0 && prev.mode !== 'off';
+    const adapting = isAdapting(next);
+    const wasAdapting = isAdapting(prev);
     if (!adapting) {
       this.effective = next.maxOutstanding;
       this.#resetAdaptState();
