@@ -106,3 +106,4 @@ export {
   type SmgSettings,
   smgResponse,
 } from './smg.js';
+export { showValue, yamlOffset } from './yaml-source.js';

@@ -4,18 +4,9 @@
  */
 import type { z } from 'zod';
 import { nearestName } from '../nearest.js';
+import { showValue } from '../yaml-source.js';
 
-/** A value as it appears in a message: strings quoted, objects as compact JSON. */
-export function showValue(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  try {
-    const s = JSON.stringify(value) ?? String(value);
-    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-  } catch {
-    return String(value);
-  }
-}
+export { showValue } from '../yaml-source.js';
 
 function kindOf(v: unknown): string {
   if (v === null) return 'null';

@@ -3,8 +3,9 @@
  * problem collected into one PolicyError with `file:line:col`, the field path and the value. File
  * reading stays with the caller (the gate imports no file system).
  */
-import { type Document, isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { yamlOffset } from '../yaml-source.js';
 import { compilePolicy, type Policy } from './compile.js';
 import { formatPolicyPath, MAX_LISTED_POLICY_ISSUES, PolicyError, type PolicyIssue } from './errors.js';
 import { policyErrorMap, UNKNOWN_KEYS, unknownKeyMessage } from './messages.js';
@@ -14,38 +15,6 @@ import { type PolicyDocument, policyFileSchema } from './schema.js';
 export const MAX_POLICY_CHARS = 1024 * 1024;
 
 type Path = (string | number)[];
-
-function rangeStart(node: unknown): number | undefined {
-  const r = (node as Node | null | undefined)?.range;
-  return Array.isArray(r) ? r[0] : undefined;
-}
-
-/** Offset of `path` in the document: the value (or, with `atKey`, the key) or its nearest ancestor. */
-function locate(doc: Document, path: readonly (string | number)[], atKey: boolean): number {
-  let node: unknown = doc.contents;
-  let offset = rangeStart(node) ?? 0;
-  for (let i = 0; i < path.length; i++) {
-    const seg = path[i]!;
-    if (isAlias(node)) node = node.resolve(doc);
-    if (isMap(node)) {
-      const pair = node.items.find(
-        (p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(seg),
-      );
-      if (pair === undefined) break;
-      const keyStart = rangeStart(pair.key);
-      if (atKey && i === path.length - 1 && keyStart !== undefined) return keyStart;
-      node = pair.value;
-      offset = rangeStart(node) ?? keyStart ?? offset;
-      if (pair.value === null || pair.value === undefined) break;
-    } else if (isSeq(node) && typeof seg === 'number') {
-      const item = node.items[seg];
-      if (item === undefined) break;
-      node = item;
-      offset = rangeStart(item) ?? offset;
-    } else break;
-  }
-  return offset;
-}
 
 interface Problem {
   path: Path;
@@ -126,7 +95,7 @@ export function parsePolicyDocument(text: string, fileName: string): PolicyDocum
   const parsed = policyFileSchema.safeParse(data ?? {}, { error: policyErrorMap, reportInput: true });
   if (parsed.success) return parsed.data;
   const issues = problemsOf(parsed.error.issues).map((p) =>
-    at(locate(doc, p.path, p.atKey), p.path, p.value, p.detail),
+    at(yamlOffset(doc, p.path, p.atKey), p.path, p.value, p.detail),
   );
   const seen = new Set<string>();
   const unique = issues.filter((i) => !seen.has(i.message) && seen.add(i.message) !== undefined);

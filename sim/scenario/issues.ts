@@ -5,7 +5,7 @@
  * so the loader can add the file position and the full path afterwards.
  */
 import type { z } from 'zod';
-import { nearestName } from '../../gate/index.js';
+import { nearestName, showValue } from '../../gate/index.js';
 
 /** A problem found in a scenario, before it is placed in the file. */
 export interface IssueText {
@@ -19,17 +19,8 @@ export interface IssueText {
   atKey?: boolean;
 }
 
-/** Renders a value for a message: strings quoted, objects as compact JSON. */
-export function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  try {
-    const s = JSON.stringify(value) ?? String(value);
-    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-  } catch {
-    return String(value);
-  }
-}
+/** Renders a value for a message: strings quoted, objects as compact JSON (one rule for every file format). */
+export const show = showValue;
 
 /** Encodes an issue text as a zod message. */
 export function encode(text: IssueText): string {

@@ -4,18 +4,9 @@
  * value and what was expected. The result is in normal form and deep-frozen.
  */
 import { open } from 'node:fs/promises';
-import {
-  type Document,
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseDocument,
-  visit,
-} from 'yaml';
+import { type Document, isScalar, LineCounter, type Node, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
+import { yamlOffset } from '../../gate/index.js';
 import { formatPath, MAX_LISTED_ISSUES, ScenarioError, type ScenarioIssue } from './errors.js';
 import { decode, type IssueText, nearest, scenarioErrorMap } from './issues.js';
 import { type ResolveOptions, resolveScenario, type Scenario } from './resolve.js';
@@ -45,30 +36,7 @@ interface Located {
 
 /** Where `path` is in the document: the value (or, with `atKey`, the key) or its nearest ancestor. */
 function locate(doc: Document, lc: LineCounter, path: readonly (string | number)[], atKey: boolean): Located {
-  let node: unknown = doc.contents;
-  let offset = rangeStart(node) ?? 0;
-  for (let i = 0; i < path.length; i++) {
-    const seg = path[i]!;
-    if (isAlias(node)) node = node.resolve(doc);
-    if (isMap(node)) {
-      const pair = node.items.find((p) => keyText(p.key) === String(seg));
-      if (pair === undefined) break;
-      const keyStart = rangeStart(pair.key);
-      if (atKey && i === path.length - 1 && keyStart !== undefined) {
-        offset = keyStart;
-        break;
-      }
-      node = pair.value;
-      offset = rangeStart(node) ?? keyStart ?? offset;
-      if (pair.value === null || pair.value === undefined) break;
-    } else if (isSeq(node) && typeof seg === 'number') {
-      const item = node.items[seg];
-      if (item === undefined) break;
-      node = item;
-      offset = rangeStart(item) ?? offset;
-    } else break;
-  }
-  const pos = lc.linePos(offset);
+  const pos = lc.linePos(yamlOffset(doc, path, atKey));
   return { line: pos.line, col: pos.col };
 }
 
@@ -93,11 +61,6 @@ function duplicateKeyOffsets(doc: Document): number[] {
 function rangeStart(node: unknown): number | undefined {
   const r = (node as Node | null | undefined)?.range;
   return Array.isArray(r) ? r[0] : undefined;
-}
-
-function keyText(key: unknown): string {
-  if (isScalar(key)) return String(key.value);
-  return String(key);
 }
 
 interface Problem extends IssueText {

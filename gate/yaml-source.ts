@@ -1,0 +1,56 @@
+/**
+ * Where a field of a YAML document stands, and how a value reads in a message: shared by every
+ * file format Sluice validates with `file:line:col` errors (scenarios, policies). Pure: it works
+ * on a parsed `yaml` Document; reading the file is the caller's.
+ */
+import { type Document, isAlias, isMap, isScalar, isSeq, type Node } from 'yaml';
+
+/** A value as it appears in a message: strings quoted, objects as compact JSON (cut at 80 characters). */
+export function showValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  try {
+    const s = JSON.stringify(value) ?? String(value);
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  } catch {
+    return String(value);
+  }
+}
+
+function rangeStart(node: unknown): number | undefined {
+  const r = (node as Node | null | undefined)?.range;
+  return Array.isArray(r) ? r[0] : undefined;
+}
+
+/** The text of a mapping key (a scalar's value, else its string form). */
+function keyText(key: unknown): string {
+  return isScalar(key) ? String(key.value) : String(key);
+}
+
+/**
+ * Offset in the source of `path`: its value (with `atKey`, its key), or its nearest ancestor
+ * present in the document when the path leaves it (a missing field is placed at its parent).
+ */
+export function yamlOffset(doc: Document, path: readonly (string | number)[], atKey: boolean): number {
+  let node: unknown = doc.contents;
+  let offset = rangeStart(node) ?? 0;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i]!;
+    if (isAlias(node)) node = node.resolve(doc);
+    if (isMap(node)) {
+      const pair = node.items.find((p) => keyText(p.key) === String(seg));
+      if (pair === undefined) break;
+      const keyStart = rangeStart(pair.key);
+      if (atKey && i === path.length - 1 && keyStart !== undefined) return keyStart;
+      node = pair.value;
+      offset = rangeStart(node) ?? keyStart ?? offset;
+      if (pair.value === null || pair.value === undefined) break;
+    } else if (isSeq(node) && typeof seg === 'number') {
+      const item = node.items[seg];
+      if (item === undefined) break;
+      node = item;
+      offset = rangeStart(item) ?? offset;
+    } else break;
+  }
+  return offset;
+}
