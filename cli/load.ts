@@ -3,7 +3,7 @@
  * real target (the proxied gate, or engines directly) with the scenario's open-loop traffic and
  * prints the summary in the simulator's format; with --out, also writes requests.csv,
  * timeseries.csv, summary.json and load.json (how well the schedule was kept, inter-token
- * latency, protocols, transport errors). Exits 3 (the measurement is invalid) when the driver fell
+ * latency, protocols, transport errors) and the report `sluice run --out` writes (`--no-report`: not). Exits 3 (the measurement is invalid) when the driver fell
  * behind: more than --max-late-share of its sends late by > 10 ms.
  */
 import { mkdirSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { runLoad } from '../loadgen/driver/driver.js';
 import { LATE_MS, lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import { prepareLoad } from '../loadgen/driver/scenario.js';
+import { writeRunReport } from '../reports/run-report.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { ProgressBar } from '../sweep/progress.js';
@@ -34,6 +35,7 @@ interface LoadFlags {
   scenario: string;
   out?: string;
   json?: boolean;
+  report: boolean;
   durationScale?: number;
   seed?: number;
   graceS?: number;
@@ -53,6 +55,7 @@ export function loadCommand(): Command {
       'write requests.csv, timeseries.csv, summary.json and load.json into this directory',
     )
     .option('--json', 'print the summary as one JSON object')
+    .option('--no-report', 'with --out, skip the HTML/Markdown report and charts')
     .option(
       '--duration-scale <x>',
       "multiply the scenario's times by x (rates kept): 0.1 runs a tenth of it",
@@ -113,6 +116,8 @@ export function loadCommand(): Command {
             `sluice load: the measurement is invalid: the driver fell behind its schedule, ${latenessText(late)}\n`,
           );
         }
+        // The same report as `sluice run --out` writes, from the same files.
+        const report = opts.out && opts.report ? await writeRunReport(opts.out) : undefined;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(result.summary)}\n`);
           return;
@@ -124,7 +129,8 @@ export function loadCommand(): Command {
             `ITL ms        ${result.itl_ms.count === 0 ? '-' : `p50 ${result.itl_ms.p50} p95 ${result.itl_ms.p95} max ${result.itl_ms.max}`}\n` +
             `protocols     HTTP/1.1 ${result.protocols.http1}, HTTP/2 ${result.protocols.h2}\n`,
         );
-        if (opts.out) process.stdout.write(`outputs in ${opts.out}\n`);
+        if (opts.out)
+          process.stdout.write(`outputs in ${opts.out}${report ? `; report ${report.html}` : ''}\n`);
       } catch (err) {
         reportError(err);
       }
