@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
 import { exitCodesHelp, nearestCommand } from './exit-codes.js';
 import { buildProgram, main } from './main.js';
@@ -27,6 +28,21 @@ async function sluice(...args: string[]): Promise<{ code: number; stdout: string
 }
 
 describe('sluice command', () => {
+  it('exits 0 without a stack when its reader closes the pipe early (sluice ... | head)', async () => {
+    const bin = new URL('../bin/sluice.js', import.meta.url).pathname;
+    const child = spawn(process.execPath, [bin, 'validate', 'scenarios/default.yaml'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy(); // the reader is gone before the command writes anything
+    let stderr = '';
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
+  }, 30_000);
+
   it('reports the package version with --version', () => {
     const program = buildProgram();
     let out = '';

@@ -51,8 +51,24 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A reader that stops early (`sluice run --help | head`) closes the pipe: the rest of the output
+ * has nowhere to go, and that is no error. Anything else on the standard streams still throws.
+ */
+const quieted = new WeakSet<NodeJS.WriteStream>();
+export function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  if (quieted.has(stream)) return;
+  quieted.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 /** Runs the command line; sets process.exitCode instead of exiting mid-stream. */
 export async function main(argv: readonly string[]): Promise<void> {
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   const program = buildProgram();
   program.exitOverride();
   for (const sub of program.commands) sub.exitOverride();
