@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { saveCliff, saveSweep } from '../reports/files.js';
-import { fixtureCliff, fixtureSweep, writeFixtureRun } from '../reports/test-fixtures.js';
+import { fixtureCliff, fixtureSweep, writeFixtureRun } from '../reports/test/fixtures.js';
 import { reportCommand } from './report.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sluice-cli-report-'));

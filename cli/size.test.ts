@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { TINY_LOXILB } from '../sweep/test-fixtures.js';
-import { assertWellFormedXml } from '../sweep/xml-test-helpers.js';
+import { TINY_LOXILB } from '../sweep/test/fixtures.js';
+import { assertWellFormedXml } from '../sweep/test/xml-helpers.js';
 import { main } from './main.js';
 import { type ProcessResult, sluiceProcess as runSluice } from './test-process.js';
 

@@ -14,7 +14,7 @@ import { browserTestPlan } from './chromium.js';
 import { writeCliffReport } from './cliff-report.js';
 import { writeRunReport } from './run-report.js';
 import { writeSweepReport } from './sweep-report.js';
-import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test-fixtures.js';
+import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test/fixtures.js';
 
 const plan = browserTestPlan(process.env);
 if (plan.action === 'skip') process.stderr.write(`${plan.line}\n`);

@@ -11,7 +11,7 @@ import {
   saveCliff,
   saveSweep,
 } from './files.js';
-import { fixtureCliff, fixtureSummary, fixtureSweep, writeFixtureRun } from './test-fixtures.js';
+import { fixtureCliff, fixtureSummary, fixtureSweep, writeFixtureRun } from './test/fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sluice-files-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

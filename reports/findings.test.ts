@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cliffFindings, runFindings, sweepRecommendationSections } from './findings.js';
-import { fixtureCliff, fixtureSummary, fixtureSweep } from './test-fixtures.js';
+import { fixtureCliff, fixtureSummary, fixtureSweep } from './test/fixtures.js';
 
 describe('run findings', () => {
   it('says how much completed work was not good, what was refused and which bound bound', () => {

@@ -4,7 +4,7 @@ import { loadBundles } from './bundles.js';
 import { decisionsChart } from './charts/decisions.js';
 import { tenantChart } from './charts/tenants.js';
 import { htmlReport } from './html.js';
-import { fixtureSeconds, fixtureSummary } from './test-fixtures.js';
+import { fixtureSeconds, fixtureSummary } from './test/fixtures.js';
 import type { Report } from './types.js';
 
 const summary = fixtureSummary();

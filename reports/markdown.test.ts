@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decisionsChart } from './charts/decisions.js';
 import { markdownReport } from './markdown.js';
-import { fixtureSeconds } from './test-fixtures.js';
+import { fixtureSeconds } from './test/fixtures.js';
 import type { Report } from './types.js';
 
 const report: Report = {

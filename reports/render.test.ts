@@ -8,7 +8,7 @@ import { sweepChart } from './charts/heatmap.js';
 import { latencyChart } from './charts/latency.js';
 import { tenantChart } from './charts/tenants.js';
 import { renderChart, svgSize } from './render.js';
-import { fixtureCliff, fixtureSeconds, fixtureSummary, fixtureSweep } from './test-fixtures.js';
+import { fixtureCliff, fixtureSeconds, fixtureSummary, fixtureSweep } from './test/fixtures.js';
 import type { VegaLiteSpec } from './types.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

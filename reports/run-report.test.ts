@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { runScenario } from '../sim/run/run.js';
 import { MemorySink } from '../sim/run/sinks.js';
 import { parseScenarioText } from '../sim/scenario/load.js';
-import { TINY_LOXILB } from '../sweep/test-fixtures.js';
+import { TINY_LOXILB } from '../sweep/test/fixtures.js';
 import { ceilingChart } from './charts/ceiling.js';
 import { gaugesUnseen, runReport } from './run-report.js';
 import { windowFigures } from './tables.js';
-import { fixtureSeconds, fixtureSummary } from './test-fixtures.js';
+import { fixtureSeconds, fixtureSummary } from './test/fixtures.js';
 import type { ChartSection, TableSection } from './types.js';
 
 function seriesMax(spec: unknown, panel: number, series: string): number {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { planSweep } from '../sweep/plan.js';
 import { runSweep } from '../sweep/sweep.js';
-import { tinyLoxilb } from '../sweep/test-fixtures.js';
+import { tinyLoxilb } from '../sweep/test/fixtures.js';
 import { sweepCsv, sweepTable } from './sweep-tables.js';
-import { fixtureSweep } from './test-fixtures.js';
+import { fixtureSweep } from './test/fixtures.js';
 import type { SweepData } from './types.js';
 
 /** Four points that tie on goodput and CI, ranked by grid order, with goodput_rps among the figures. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureSeconds } from './test-fixtures.js';
+import { fixtureSeconds } from './test/fixtures.js';
 import { formatTimeseriesCsv, orderReasons, parseTimeseriesCsv } from './timeseries.js';
 
 describe('timeseries.csv', () => {

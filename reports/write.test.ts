@@ -6,7 +6,7 @@ import { writeCliffReport } from './cliff-report.js';
 import { parseCsv } from './csv.js';
 import { writeRunReport } from './run-report.js';
 import { writeSweepReport } from './sweep-report.js';
-import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test-fixtures.js';
+import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test/fixtures.js';
 import type { ReportFiles } from './types.js';
 
 let root: string;

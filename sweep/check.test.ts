@@ -12,9 +12,9 @@ import {
 } from './check.js';
 import { checkText } from './check-format.js';
 import { junitXml } from './junit.js';
-import { tinyLoxilb } from './test-fixtures.js';
+import { tinyLoxilb } from './test/fixtures.js';
+import { assertWellFormedXml } from './test/xml-helpers.js';
 import { compareFigure, parseTolerance, toleranceOf, toleranceTable } from './tolerance.js';
-import { assertWellFormedXml } from './xml-test-helpers.js';
 
 describe('--tolerance', () => {
   it('reads a relative tolerance, optionally plus an absolute one', () => {

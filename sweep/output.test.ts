@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { saveRule } from './output.js';
 import { planSweep } from './plan.js';
 import { runSweep } from './sweep.js';
-import { tinyLoxilb } from './test-fixtures.js';
+import { tinyLoxilb } from './test/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-output-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

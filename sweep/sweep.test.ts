@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { planSweep } from './plan.js';
 import { findShardFiles, mergeShards, readShard, writeShard } from './shard.js';
 import { runSweep, runSweepTasks, type SweepResult, tasksOf } from './sweep.js';
-import { tinyLoxilb, tinySmg } from './test-fixtures.js';
+import { tinyLoxilb, tinySmg } from './test/fixtures.js';
 
 const scenario = tinyLoxilb();
 const request = {

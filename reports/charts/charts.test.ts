@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cliffFindings } from '../findings.js';
-import { fixtureCliff, fixtureSeconds, fixtureSummary, fixtureSweep } from '../test-fixtures.js';
+import { fixtureCliff, fixtureSeconds, fixtureSummary, fixtureSweep } from '../test/fixtures.js';
 import type { SweepData } from '../types.js';
 import { adaptSpans, ceilingChart } from './ceiling.js';
 import { cliffChart } from './cliff.js';

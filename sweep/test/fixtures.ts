@@ -2,8 +2,8 @@
  * Small scenarios for the sweep and check tests: seconds of simulated time,
  * so a run takes milliseconds.
  */
-import { parseScenarioText } from '../sim/scenario/load.js';
-import type { Scenario } from '../sim/scenario/resolve.js';
+import { parseScenarioText } from '../../sim/scenario/load.js';
+import type { Scenario } from '../../sim/scenario/resolve.js';
 
 /** A loxilb gate in front of one 8-slot exponential engine, 30 s at 8 req/s. */
 export const TINY_LOXILB = `

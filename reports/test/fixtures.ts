@@ -5,9 +5,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunSummary, SecondRow } from '../sim/run/records.js';
-import { formatTimeseriesCsv } from './timeseries.js';
-import type { CliffPoint, SweepData } from './types.js';
+import type { RunSummary, SecondRow } from '../../sim/run/records.js';
+import { formatTimeseriesCsv } from '../timeseries.js';
+import type { CliffPoint, SweepData } from '../types.js';
 
 /** `seconds` rows: load ramps into a spike in the middle third. */
 export function fixtureSeconds(seconds = 60): SecondRow[] {
