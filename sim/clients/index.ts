@@ -7,6 +7,7 @@ export * from './rate-profile.js';
 export * from './request-factory.js';
 export * from './retry.js';
 export * from './rng.js';
+export * from './schedule.js';
 export * from './tenants.js';
 export * from './trace-empirical.js';
 export * from './trace-files.js';
