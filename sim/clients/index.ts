@@ -1,6 +1,7 @@
 /** Client models of the simulator: arrivals, closed-loop users, token distributions, traces, tenants, retries. */
 export * from './arrivals.js';
 export * from './closed-loop.js';
+export * from './decision-record.js';
 export * from './distributions.js';
 export * from './errors.js';
 export * from './rate-profile.js';
