@@ -7,48 +7,10 @@
  */
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
+import type { DecisionRecord } from '../sim/clients/decision-record.js';
 
-/** The gate's first decision for a request (the simulator's vocabulary, plus `unauthorized` and `rejected`). */
-export type LogDecision = 'admit' | 'queued' | 'refuse' | 'bypass' | 'unauthorized' | 'rejected';
-
-/** How a request ended (the simulator's Outcome vocabulary). */
-export type LogOutcome = 'completed' | 'shed' | 'timed_out' | 'cancelled' | 'drained' | 'failed';
-
-/** One decision-log line. Times in ms; null where not applicable. */
-export interface DecisionRecord {
-  /** Arrival time, ISO 8601 UTC with ms. */
-  time: string;
-  /** `externalIP:port` of the rule (or `smg`). */
-  service: string;
-  /** Tenant id from the credential; null for keyless traffic. */
-  tenant: string | null;
-  decision: LogDecision;
-  /** The gate's reason (admitted, capacity_shed, queue_full, queue_timeout, drained, draining, tenant_share, no_healthy_capacity, bypass_non_inference, observe_would_shed, observe_would_queue) or a proxy one (unauthorized, body_too_large, body_timeout, proxy_body_memory_full, backend_error, backend_timeout, endpoint_down, no_endpoint). */
-  reason: string;
-  outcome: LogOutcome;
-  /** HTTP status sent to the client; 0 when it left before any answer. */
-  status: number;
-  /** `error` of the refusal body, else null. */
-  error: string | null;
-  method: string;
-  path: string;
-  protocol: 'http1' | 'h2';
-  /** Endpoint `IP:port` the request went to, else null. */
-  endpoint: string | null;
-  /** Time spent waiting in the gate's queue; null when it never waited. */
-  queued_ms: number | null;
-  /** Admission → first SSE `data:` event; null for unstreamed responses. */
-  ttft_ms: number | null;
-  /** Arrival → end of the exchange. */
-  duration_ms: number;
-  /** From the response's `usage`, when the backend sent one; else null. */
-  prompt_tokens: number | null;
-  output_tokens: number | null;
-  /** `sec.ai.deny` on a non-admit decision (refused, rejected, unauthorized, or a wait that ended refused); absent otherwise. */
-  event?: 'sec.ai.deny';
-  /** On a sec.ai.deny record: the `model` of the request body when it was read before the decision, else null. */
-  model?: string | null;
-}
+/** The record this log writes and its vocabulary: one home, shared with the simulator's reader. */
+export type { DecisionRecord, LogDecision, RequestOutcome } from '../sim/clients/decision-record.js';
 
 /** A sink for decision records. */
 export interface DecisionSink {

@@ -5,7 +5,7 @@
  * exactly one decision-log record is written.
  */
 import type { GrantOutcome, Permit, Refusal, Ticket } from '../gate/index.js';
-import type { DecisionRecord, LogDecision, LogOutcome } from './decision-log.js';
+import type { DecisionRecord, LogDecision, RequestOutcome } from './decision-log.js';
 import { ExchangeLife, type LifeHooks } from './exchange-life.js';
 import type { Abortable } from './forward.js';
 import type { AnyRequest, AnyResponse } from './listener.js';
@@ -24,7 +24,7 @@ export class Exchange implements LifeHooks {
   readonly life = new ExchangeLife(this);
   owner: ExchangeOwner | null = null;
   /** How the exchange ends when its response finishes (null: completed). */
-  outcome: LogOutcome | null = null;
+  outcome: RequestOutcome | null = null;
   /** Wall-clock arrival time, ms since the epoch (the log's `time`). */
   readonly wallMs = Date.now();
   /** Held unit, once admitted (null for bypassed requests). */
@@ -110,7 +110,7 @@ export class Exchange implements LifeHooks {
    * Ends the exchange's bookkeeping: builds its log record once.
    * @returns the record the first time, null afterwards
    */
-  finish(outcome: LogOutcome, status: number, nowMs: number): DecisionRecord | null {
+  finish(outcome: RequestOutcome, status: number, nowMs: number): DecisionRecord | null {
     if (this.#logged) return null;
     this.#logged = true;
     return {

@@ -22,7 +22,7 @@ import { markDeny } from './audit.js';
 import type { BackendPools } from './backend-pools.js';
 import type { BodyBudget } from './body-budget.js';
 import type { AuthResult } from './credentials.js';
-import type { DecisionRecord, DecisionSink, LogOutcome } from './decision-log.js';
+import type { DecisionRecord, DecisionSink, RequestOutcome } from './decision-log.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { type LegContext, type LegFailure, type LegOwner, startLeg, type Target } from './forward.js';
 import { declaredLength, type HeaderMap, sendJson } from './http-util.js';
@@ -361,7 +361,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     ex.reason = r.reason;
     const resp = this.dialect.refusal(r);
     ex.error = resp.error;
-    const outcome: LogOutcome =
+    const outcome: RequestOutcome =
       r.reason === 'queue_timeout' ? 'timed_out' : r.reason === 'drained' ? 'drained' : 'shed';
     this.#answer(ex, resp.status, resp.body, outcome, resp.headers);
   }
@@ -376,7 +376,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   /** Refuses before the gate (decision `rejected`, reason and error `code`), closing the connection. */
-  #reject(ex: Exchange, status: number, code: string, outcome: LogOutcome, headers: HeaderMap): void {
+  #reject(ex: Exchange, status: number, code: string, outcome: RequestOutcome, headers: HeaderMap): void {
     this.deps.bodyBudget.give(ex);
     ex.decision = 'rejected';
     ex.reason = code;
@@ -384,7 +384,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.#answer(ex, status, { error: code }, outcome, { ...headers, Connection: 'close' });
   }
 
-  #answer(ex: Exchange, status: number, body: unknown, outcome: LogOutcome, headers: HeaderMap): void {
+  #answer(ex: Exchange, status: number, body: unknown, outcome: RequestOutcome, headers: HeaderMap): void {
     ex.outcome = outcome;
     ex.life.answering();
     sendJson(ex.res, ex.protocol, status, body, headers);
@@ -533,7 +533,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
     this.deps.legs?.legOk(this.dialect.service, target.id);
   }
 
-  #record(ex: Exchange, outcome: LogOutcome, status: number): void {
+  #record(ex: Exchange, outcome: RequestOutcome, status: number): void {
     this.deps.bodyBudget.give(ex);
     const r = ex.finish(outcome, status, this.deps.clock.now());
     if (r === null) return;

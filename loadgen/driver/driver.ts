@@ -11,16 +11,21 @@
 
 import { DECISION_REASONS } from '../../gate/index.js';
 import { createRetryPolicy, type RetryContext } from '../../sim/clients/retry.js';
+import {
+  createSchedule,
+  type LoadSetup,
+  type RequestDescriptor,
+  type Schedule,
+} from '../../sim/clients/schedule.js';
 import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';
+import { seededStreams } from '../../sim/kernel/seeded-streams.js';
 import { LatencyHistogram } from '../../sim/run/histogram.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import { MemorySink, type RunSink } from '../../sim/run/sinks.js';
 import { percentiles, RunStats, summarize } from '../../sim/run/stats.js';
 import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
-import { seededStreams } from '../shared/prng.js';
-import { createSchedule, type LoadSetup, type RequestDescriptor } from '../shared/schedule.js';
 import { emptyStreamFacts } from '../shared/sse.js';
 import { type AttemptHandle, type AttemptResult, startAttempt } from './attempt.js';
 import { LagMeter, type ScheduleReport } from './lag.js';
@@ -73,6 +78,18 @@ export interface LoadResult {
   transport_errors: Record<string, number>;
 }
 
+/**
+ * The requests a load run sends, in order: the simulator's open-loop schedule for the run's
+ * setup, seed, end and trace records (`sim/clients/schedule.ts`).
+ */
+export function loadSchedule(o: Pick<LoadOptions, 'setup' | 'seed' | 'endMs' | 'traceRecords'>): Schedule {
+  return createSchedule(o.setup, {
+    seed: o.seed,
+    endMs: o.endMs,
+    ...(o.traceRecords ? { traceRecords: o.traceRecords } : {}),
+  });
+}
+
 /** Runs the load and returns its summary (also handed to the sink). */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const sink = o.sink ?? new MemorySink(false);
@@ -83,11 +100,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const itl = new LatencyHistogram();
   const retryPolicy = createRetryPolicy(o.setup.retry);
   const retryRng = seededStreams(o.seed)('clients.retry');
-  const schedule = createSchedule(o.setup, {
-    seed: o.seed,
-    endMs,
-    ...(o.traceRecords ? { traceRecords: o.traceRecords } : {}),
-  });
+  const schedule = loadSchedule(o);
   const maxInflight = o.maxInflight ?? 10_000;
   const decisionsTotal: Record<string, number> = Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
   let decisionsSec: Record<string, number> = Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));

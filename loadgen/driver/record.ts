@@ -8,10 +8,11 @@
  * the `x-sluice-endpoint` response header when a proxy sets it, else blank; `wasted_tokens` is the
  * output received before the client gave up at its deadline.
  */
+
+import type { RequestDescriptor } from '../../sim/clients/schedule.js';
 import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import { round3 } from '../../sim/run/histogram.js';
 import type { Outcome, RequestRecord } from '../../sim/run/records.js';
-import type { RequestDescriptor } from '../shared/schedule.js';
 import type { AttemptResult } from './attempt.js';
 
 /** Header a proxy may set to name the endpoint that served a request. */

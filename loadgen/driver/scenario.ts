@@ -3,6 +3,8 @@
  * records it replays (read up to the scaled end), and the gate facts the summary carries (dialect
  * and configured ceilings, resolved by the gate core itself from the scenario's gate section).
  */
+
+import type { LoadSetup } from '../../sim/clients/schedule.js';
 import { readTrace } from '../../sim/clients/trace-files.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';
 import { Simulator } from '../../sim/kernel/simulator.js';
@@ -11,7 +13,6 @@ import type { RunSummary } from '../../sim/run/records.js';
 import { toClientConfig } from '../../sim/scenario/client-config.js';
 import type { Scenario } from '../../sim/scenario/resolve.js';
 import { scaleSetup } from '../shared/scale.js';
-import type { LoadSetup } from '../shared/schedule.js';
 import type { LoadOptions } from './driver.js';
 
 /** Most trace records read for one run. */

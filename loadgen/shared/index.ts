@@ -6,8 +6,6 @@ export * from './goodput.js';
 export * from './k6-summary.js';
 export * from './payload.js';
 export * from './plan.js';
-export * from './prng.js';
 export * from './scale.js';
-export * from './schedule.js';
 export * from './sse.js';
 export * from './stages.js';

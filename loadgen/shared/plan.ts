@@ -6,7 +6,7 @@
  * the retry policy, SLO thresholds and VU sizing. Pure: it could be built inside k6 too.
  */
 import type { RetryConfig } from '../../sim/clients/retry.js';
-import { createSchedule, type LoadSetup } from './schedule.js';
+import { createSchedule, type LoadSetup } from '../../sim/clients/schedule.js';
 import { type ArrivalStages, stagesFromCounts, windowCounts } from './stages.js';
 
 /** One request of the plan (a logical request; its retries are the script's business). */

@@ -6,7 +6,7 @@
  * times are not scaled (a trace is cut at the scaled end). Pure.
  */
 import type { ArrivalConfig } from '../../sim/clients/arrivals.js';
-import type { LoadSetup } from './schedule.js';
+import type { LoadSetup } from '../../sim/clients/schedule.js';
 
 /** `setup` with its times scaled by `x` (> 0). */
 export function scaleSetup<S extends LoadSetup>(setup: S, x: number): S {

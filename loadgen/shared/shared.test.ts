@@ -1,10 +1,10 @@
 /**
- * The shared load-generation modules: the seedrandom-compatible streams, the schedule (equal to
- * the simulator's draws), scaling, k6 stages, payloads, the SSE parser, goodput and the k6 summary.
+ * The shared load-generation modules: the schedule (`sim/clients/schedule.ts`, equal to the
+ * simulator's draws), scaling, k6 stages, payloads, the SSE parser, goodput and the k6 summary.
  */
-import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { RequestFactory } from '../../sim/clients/request-factory.js';
+import { collectSchedule, createSchedule, type LoadSetup } from '../../sim/clients/schedule.js';
 import { createWorkloadArrivals } from '../../sim/clients/tenants.js';
 import { rngStream } from '../../sim/kernel/rng.js';
 import { toClientConfig } from '../../sim/scenario/client-config.js';
@@ -13,21 +13,9 @@ import { type AttemptObservation, classifyAttempt, parseRefusal, parseRetryAfter
 import { summaryFromK6 } from './k6-summary.js';
 import { buildRequest, promptText } from './payload.js';
 import { buildK6Plan, k6Options, METRIC } from './plan.js';
-import { arc4Uniform } from './prng.js';
 import { scaleSetup } from './scale.js';
-import { collectSchedule, createSchedule, type LoadSetup } from './schedule.js';
 import { CompletionStream, SseParser } from './sse.js';
 import { stagesFromCounts, stagesIntegral, windowCounts } from './stages.js';
-
-describe('prng', () => {
-  it('draws what seedrandom draws', () => {
-    for (const key of ['1/clients.arrival', '42/clients.tenant', '', 'ünï/çødé', 'x'.repeat(300)]) {
-      const a = arc4Uniform(key);
-      const b = seedrandom(key);
-      for (let i = 0; i < 200; i++) expect(a()).toBe(b.double());
-    }
-  });
-});
 
 describe('schedule', () => {
   it('offers the requests the simulator draws, in time order', async () => {

@@ -4,8 +4,11 @@
  * needs arrival order, so `reorderByArrival` releases records through a
  * bounded window: a record is released once a line ending later than its
  * arrival plus the window has been read. Memory is bounded by the requests
- * that arrive within one window, not by the file.
+ * that arrive within one window, not by the file. The line's shape and its decision names are
+ * the proxy's own record (`decision-record.ts`), so a field the writer renames breaks this
+ * reader at compile time.
  */
+import { type DecisionRecord, LOG_DECISIONS } from './decision-record.js';
 import { TraceFormatError } from './errors.js';
 import type { LineRef, TraceRecord } from './trace-parse.js';
 
@@ -16,6 +19,7 @@ export interface DecisionLogRow {
   tenant: string | undefined;
   inference: boolean;
   protocol: 'http1' | 'h2';
+  /** A `RequestOutcome` in a log the proxy wrote (not checked: `completed` when absent). */
   outcome: string;
   queuedMs: number;
   /** Admission → first data event, ms; undefined for unstreamed responses. */
@@ -26,14 +30,22 @@ export interface DecisionLogRow {
   outputTokens: number | undefined;
 }
 
-const DECISIONS = new Set(['admit', 'queued', 'refuse', 'bypass', 'unauthorized', 'rejected']);
+const DECISIONS: ReadonlySet<string> = new Set(LOG_DECISIONS);
+
+/** A decision-log line as parsed JSON: the record's fields, each of any type until checked. */
+type RawLine = { readonly [K in keyof DecisionRecord]?: unknown };
+
+/** The record's numeric fields (numbers, or null where not applicable). */
+type NumericField = {
+  [K in keyof DecisionRecord]-?: DecisionRecord[K] extends number | null ? K : never;
+}[keyof DecisionRecord];
 
 /** The value as it appears in the file, for error messages. */
 function shown(v: unknown): string | undefined {
   return v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-function num(o: Record<string, unknown>, key: string, ref: LineRef, nullable: boolean): number | undefined {
+function num(o: RawLine, key: NumericField, ref: LineRef, nullable: boolean): number | undefined {
   const v = o[key];
   if (v === null && nullable) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
@@ -59,7 +71,7 @@ export function parseDecisionLogLine(text: string, ref: LineRef): DecisionLogRow
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
     throw new TraceFormatError(ref.file, ref.line, 'line', text.slice(0, 40), 'one JSON object');
   }
-  const r = o as Record<string, unknown>;
+  const r = o as RawLine;
   const time = r.time;
   const arrivalMs = typeof time === 'string' ? Date.parse(time) : Number.NaN;
   if (!Number.isFinite(arrivalMs)) {

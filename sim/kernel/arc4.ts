@@ -6,8 +6,8 @@
  * call that returns a 48-bit integer or a double boxes it on the heap: about 36 bytes of
  * garbage per draw, several draws per simulated request. Here the byte state is a
  * `Uint8Array` and a draw is one function, so nothing is boxed but the result. Keying stays
- * elsewhere: the simulator takes the state seedrandom keys (`rng.ts`), the load driver its
- * own port of seedrandom's key schedule (`loadgen/shared/prng.ts`, for k6, which cannot load
+ * elsewhere: the simulator takes the state seedrandom keys (`rng.ts`), the load driver and k6
+ * a port of seedrandom's key schedule (`seeded-streams.ts`, for k6, which cannot load
  * seedrandom). `arc4.test.ts` compares the draws with seedrandom's, draw by draw.
  */
 

@@ -3,23 +3,13 @@
  * simulated second, and the summary. The load driver writes the same shapes,
  * so every report works on a simulated or a real run.
  */
+import type { RequestOutcome } from '../clients/decision-record.js';
 
-/** How a request attempt ended. */
-export type Outcome =
-  /** The response completed. */
-  | 'completed'
-  /** Refused by the gate (429/503) before reaching an engine. */
-  | 'shed'
-  /** Waited the whole queue window (504). */
-  | 'timed_out'
-  /** The client left (deadline) while queued or executing. */
-  | 'cancelled'
-  /** Ended while waiting by a drain or a rule re-create (503 admission_drained). */
-  | 'drained'
-  /** The engine refused it (prompt too long) or it was lost with a restarted engine. */
-  | 'failed'
-  /** Not finished when the run ended. */
-  | 'in_system';
+/**
+ * How a request attempt ended: the decision log's outcomes (`sim/clients/decision-record.ts`), plus
+ * `in_system` for an attempt not finished when the run ended.
+ */
+export type Outcome = RequestOutcome | 'in_system';
 
 /** One request attempt. Times in ms of virtual time. */
 export interface RequestRecord {

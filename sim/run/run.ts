@@ -9,15 +9,20 @@
  * memory stays bounded by the live requests, not the run's length.
  */
 
-import { createArrivalProcess } from '../clients/arrivals.js';
 import { ClosedLoopUsers } from '../clients/closed-loop.js';
-import { createDistribution } from '../clients/distributions.js';
 import type { TraceFormatError } from '../clients/errors.js';
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import { RequestFactory } from '../clients/request-factory.js';
 import { createRetryPolicy } from '../clients/retry.js';
 import type { RandomFn, RandomStreams } from '../clients/rng.js';
-import { createWorkloadArrivals, KEYLESS_LABEL } from '../clients/tenants.js';
+import {
+  type ArrivalFeed,
+  arrivalFeeds,
+  nextArrival,
+  tokenShaper,
+  traceSendAtMs,
+} from '../clients/schedule.js';
+import { KEYLESS_LABEL } from '../clients/tenants.js';
 import { readTrace } from '../clients/trace-files.js';
 import type { TraceRecord } from '../clients/trace-parse.js';
 import { uniformStream } from '../kernel/rng.js';
@@ -101,25 +106,9 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     ? new ClosedLoopUsers(setup.closedLoop, streams('clients.closed_loop'))
     : null;
   const userOf = new Map<number, number>();
-  const shifts = setup.shifts;
-  const shiftRng = streams('clients.shift');
-  const shiftDists = shifts.map((s) => ({
-    prompt: s.promptTokens && createDistribution(s.promptTokens, { integer: true }),
-    output: s.outputTokens && createDistribution(s.outputTokens, { integer: true }),
-  }));
-
-  /** Applies token shifts in force at `atMs` to a new logical request. */
-  const shaped = (d: RequestDescriptor): RequestDescriptor => {
-    if (shifts.length === 0) return d;
-    let out = d;
-    shifts.forEach((s, i) => {
-      if (s.atMs > d.sentAtMs || (s.tenant !== undefined && s.tenant !== d.tenant) || !d.inference) return;
-      const dist = shiftDists[i]!;
-      if (dist.prompt) out = { ...out, promptTokens: Math.max(1, Math.round(dist.prompt.sample(shiftRng))) };
-      if (dist.output) out = { ...out, outputTokens: Math.max(1, Math.round(dist.output.sample(shiftRng))) };
-    });
-    return out;
-  };
+  // The token shifts and the open-loop feeds are the schedule's (`sim/clients/schedule.ts`), the
+  // ones the load driver and the k6 plan send: this run only places them on the clock.
+  const shaped = tokenShaper(setup.shifts, streams('clients.shift'));
 
   const sendNew = (d: RequestDescriptor): void => {
     const req = shaped(d);
@@ -157,41 +146,19 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   });
 
   // ---- open-loop arrivals (and shifts of the arrival process) -----------
-  interface Feed {
-    next: () => { atMs: number; tenantIndex: number | undefined } | undefined;
-    untilMs: number;
+  interface Feed extends ArrivalFeed {
     /** The tenant of the arrival scheduled next. */
     tenantIndex?: number | undefined;
   }
-  const feeds: Feed[] = [];
-  const base = createWorkloadArrivals(setup.workload, streams);
-  if (base) feeds.push({ next: () => base.next(), untilMs: endMs });
-  shifts.forEach((s, i) => {
-    if (s.arrival === undefined) return;
-    const tenantIndex =
-      s.tenant === undefined ? undefined : factory.tenants.findIndex((t) => t.id === s.tenant);
-    const ownProcesses = setup.workload.tenants?.every((t) => t.arrival !== undefined) ?? false;
-    if (tenantIndex === undefined) for (const f of feeds) f.untilMs = Math.min(f.untilMs, s.atMs);
-    else if (!ownProcesses) {
-      // A shared process cannot lose one tenant's share: the shift adds this tenant's new arrivals.
-    }
-    const proc = createArrivalProcess(s.arrival, streams(`clients.arrival.shift.${i}`));
-    feeds.push({
-      next: () => {
-        const at = proc.next();
-        return at === undefined ? undefined : { atMs: at, tenantIndex };
-      },
-      untilMs: endMs,
-    });
-  });
+  const feeds: Feed[] = arrivalFeeds(setup, factory.tenants, streams, endMs);
   // One pending arrival per feed, scheduled with the feed as its argument (no closure per arrival).
   const arrive = (feed: Feed): void => {
     if (sim.now() < feed.untilMs) sendNew(factory.create(sim.now(), feed.tenantIndex));
     pump(feed);
   };
   const pump = (feed: Feed): void => {
-    const n = feed.next();
-    if (n === undefined || n.atMs >= Math.min(feed.untilMs, endMs)) return;
+    const n = nextArrival(feed, endMs);
+    if (n === undefined) return;
     feed.tenantIndex = n.tenantIndex;
     sim.schedule(n.atMs, arrive, feed);
   };
@@ -229,7 +196,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       }
       traceCount++;
       const rec = n.value;
-      const at = tr.startMs + rec.atMs / tr.speedup;
+      const at = traceSendAtMs(tr, rec);
       traceHorizonMs = at;
       if (at >= endMs) {
         traceDone = true;

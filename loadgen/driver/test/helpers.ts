@@ -1,9 +1,9 @@
 /** Test helpers: a load setup built by hand and a run of it against a backend. */
 import type { ArrivalConfig } from '../../../sim/clients/arrivals.js';
 import type { RetryConfig } from '../../../sim/clients/retry.js';
+import type { LoadSetup } from '../../../sim/clients/schedule.js';
 import type { TenantConfig } from '../../../sim/clients/tenants.js';
 import { MemorySink } from '../../../sim/run/sinks.js';
-import type { LoadSetup } from '../../shared/schedule.js';
 import { type LoadResult, runLoad } from '../driver.js';
 
 export interface SetupOptions {

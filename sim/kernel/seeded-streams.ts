@@ -6,7 +6,7 @@
  * k6 bundle could not resolve (it probes `require('crypto')`).
  */
 
-import { type Arc4State, Arc4Stream } from '../../sim/kernel/arc4.js';
+import { type Arc4State, Arc4Stream } from './arc4.js';
 
 /** A uniform random source on [0, 1). */
 export type Uniform = () => number;
