@@ -5,8 +5,9 @@
  * simulator's service-time stream (`engine.<i>.service` of the run seed): served in the same
  * order, requests get the same service times as in the simulation.
  */
-import type { EngineGroup, Scenario } from '../../sim/scenario/resolve.js';
-import { EMULATOR_PROFILES, startEmulator } from '../emulator/emulator.js';
+
+import { EMULATOR_PROFILES, startEmulator } from '../loadgen/emulator/emulator.js';
+import type { EngineGroup, Scenario } from '../sim/scenario/resolve.js';
 import { UnsupportedScenarioError } from './errors.js';
 
 /** A running emulated engine. */
