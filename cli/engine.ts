@@ -7,13 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import {
+  DEFAULT_PROFILE,
+  EMULATOR_PROFILES,
   EmulatorOptionError,
   type EmulatorOptions,
   type RunningEmulator,
   startEmulator,
 } from '../loadgen/emulator/emulator.js';
 import { FaultError, type Faults } from '../loadgen/emulator/faults.js';
-import { DEFAULT_PROFILE, EMULATOR_PROFILES } from '../loadgen/emulator/profiles.js';
 import { applyCalibratedProfile } from '../sim/engine/calibrate.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../sim/engine/exposition.js';
 import {
@@ -57,6 +58,7 @@ interface EngineFlags {
   ttftMs?: number;
   itlMs?: number;
   maxNumSeqs?: number;
+  meanServiceMs?: number;
   defaultMaxTokens: number;
   keepAliveTimeoutMs: number;
   slowdown?: number;
@@ -91,6 +93,7 @@ function optionsOf(f: EngineFlags): EmulatorOptions {
     faults,
     ...(f.model === undefined ? {} : { model: f.model }),
     ...(f.maxNumSeqs === undefined ? {} : { maxNumSeqs: f.maxNumSeqs }),
+    ...(f.meanServiceMs === undefined ? {} : { meanServiceMs: f.meanServiceMs }),
     ...(f.profileFile === undefined ? {} : { calibrated: calibratedOf(f.profile, f.profileFile) }),
     fixed: {
       ...(f.ttftMs === undefined ? {} : { ttftMs: f.ttftMs }),
@@ -164,7 +167,12 @@ export function engineCommand(hooks: EngineCommandHooks = {}): Command {
       oneOf('--metrics-version', VLLM_METRICS_VERSIONS),
       'latest',
     )
-    .option('--seed <n>', 'seed of the error-rate draws', intArg('--seed', 0, 2 ** 32 - 1), 0)
+    .option(
+      '--seed <n>',
+      "seed of the error-rate draws (and of the exponential profile's service times)",
+      intArg('--seed', 0, 2 ** 32 - 1),
+      0,
+    )
     .option(
       '--ttft-ms <ms>',
       'fixed profile: time to first token, engine ms (default 50)',
@@ -177,8 +185,13 @@ export function engineCommand(hooks: EngineCommandHooks = {}): Command {
     )
     .option(
       '--max-num-seqs <n>',
-      "max_num_seqs; the fixed profile's concurrency cap (default 8)",
+      "max_num_seqs; the fixed profile's concurrency cap (default 8), the exponential profile's servers",
       intArg('--max-num-seqs', 1, 65536),
+    )
+    .option(
+      '--mean-service-ms <ms>',
+      'exponential profile: mean service time, engine ms (default 1000)',
+      numArg('--mean-service-ms', 0.001, 3_600_000),
     )
     .option(
       '--default-max-tokens <n>',

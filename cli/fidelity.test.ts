@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pair } from '../loadgen/fidelity/compare.js';
-import type { FidelityResult } from '../loadgen/fidelity/fidelity.js';
-import { fidelityVerdict, targetCheck } from '../loadgen/fidelity/verdict.js';
+import { pair } from '../fidelity/compare.js';
+import type { FidelityResult } from '../fidelity/fidelity.js';
+import { fidelityVerdict, targetCheck } from '../fidelity/verdict.js';
 import { fidelityExitCode, fidelityText } from './fidelity.js';
 
 /** A result whose refusals are 17.2 % above the simulator's; `lateSends` of 1000 sends late. */

@@ -10,12 +10,12 @@
  * targets are then not judged).
  */
 import { Command } from 'commander';
-import { UnsupportedScenarioError } from '../loadgen/cliff/errors.js';
-import { MIN_TIME_SCALE } from '../loadgen/cliff/scale-scenario.js';
+import { UnsupportedScenarioError } from '../cliff/errors.js';
+import { MIN_TIME_SCALE } from '../cliff/scale-scenario.js';
+import type { Pair } from '../fidelity/compare.js';
+import { type FidelityResult, runFidelity } from '../fidelity/fidelity.js';
+import { type FidelityStatus, verdictText } from '../fidelity/verdict.js';
 import { MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
-import type { Pair } from '../loadgen/fidelity/compare.js';
-import { type FidelityResult, runFidelity } from '../loadgen/fidelity/fidelity.js';
-import { type FidelityStatus, verdictText } from '../loadgen/fidelity/verdict.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { ProgressBar } from '../sweep/progress.js';
 import {

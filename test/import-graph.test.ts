@@ -48,6 +48,21 @@ describe('the import graph', () => {
     ['sim/run/x.ts', "import http from 'node:http';", 'sim imports no network module'],
     ['sim/engine/x.ts', "const u = await import('undici');", 'sim imports no network module'],
     ['reports/x.ts', "import { LoxiProxy } from '../proxy/proxy.js';", 'reports never import proxy/'],
+    [
+      'loadgen/driver/x.ts',
+      "import { startProxy } from '../../proxy/proxy.js';",
+      'loadgen imports no proxy/, reports/ or job',
+    ],
+    [
+      'loadgen/emulator/x.ts',
+      "import { writeCliffReport } from '../../reports/cliff-report.js';",
+      'loadgen imports no proxy/, reports/ or job',
+    ],
+    [
+      'loadgen/shared/x.ts',
+      "import { runCliff } from '../../cliff/cliff.js';",
+      'loadgen imports no proxy/, reports/ or job',
+    ],
   ])('refuses a planted violation: %s importing %s', (file, source, rule) => {
     expect(importViolations(new Map([[file, source]]))).toEqual([expect.objectContaining({ file, rule })]);
   });

@@ -9,6 +9,8 @@
  * 3. `sim/` never imports a network module (`node:http`, `node:http2`, `node:https`, `node:net`,
  *    `node:tls`, `node:dgram`, `undici`).
  * 4. `reports/` never imports `proxy/`.
+ * 5. `loadgen/` (what generates load) never imports `proxy/` or `reports/`, nor the jobs that
+ *    drive it against the gate (`cliff/`, `fidelity/`).
  */
 import { dirname, join, normalize } from 'node:path';
 
@@ -28,6 +30,8 @@ const NETWORK = new Set([
   'node:dgram',
   'undici',
 ]);
+/** What `loadgen/` never imports (rule 5). */
+const LOADGEN_NEVER = new Set(['proxy', 'reports', 'cliff', 'fidelity']);
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
 
 /** Module specifiers a source file imports (static, side-effect and dynamic imports). */
@@ -68,6 +72,8 @@ export function importViolations(files: ReadonlyMap<string, string>): Violation[
         out.push({ file, imports: spec, rule: 'sim imports no network module' });
       if (folder === 'reports' && relative && targetTop === 'proxy')
         out.push({ file, imports: spec, rule: 'reports never import proxy/' });
+      if (folder === 'loadgen' && relative && LOADGEN_NEVER.has(targetTop ?? ''))
+        out.push({ file, imports: spec, rule: 'loadgen imports no proxy/, reports/ or job' });
     }
   }
   return out;

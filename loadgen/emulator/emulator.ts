@@ -3,17 +3,30 @@
  * and benchmarks. Listens on 127.0.0.1 and an ephemeral port unless told otherwise.
  */
 import type { AddressInfo } from 'node:net';
+import {
+  buildEngine,
+  EMULATED_PROFILES,
+  FIXED_PROFILE,
+  type FixedProfileOptions,
+} from '../../sim/engine/catalogue.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../../sim/engine/exposition.js';
-import type { DeploymentProfile } from '../../sim/engine/profiles.js';
+import type { DeploymentProfile, DeploymentProfileId } from '../../sim/engine/profiles.js';
 import { rngStream } from '../../sim/kernel/rng.js';
 import { ScaledClock } from './clock.js';
 import type { EmulatorContext, EmulatorStats } from './context.js';
 import { checkFaults, type Faults, NO_FAULTS } from './faults.js';
 import { type HostedRequest, RealClockEngineHost } from './host.js';
-import { buildProfile, DEFAULT_PROFILE, EMULATOR_PROFILES, type FixedProfileOptions } from './profiles.js';
 import { createEmulatorServer, statsOf } from './server.js';
 
+export type { FixedProfileOptions } from '../../sim/engine/catalogue.js';
 export type { EmulatorStats } from './context.js';
+export { FIXED_PROFILE };
+
+/** Every profile name the emulator accepts (`sim/engine/catalogue.ts`): `fixed`, the deployments, `exponential`. */
+export const EMULATOR_PROFILES: readonly string[] = EMULATED_PROFILES;
+
+/** The default profile. */
+export const DEFAULT_PROFILE: DeploymentProfileId = 'llama-3.1-8b-h100';
 
 /** Options of {@link startEmulator}; every field optional. */
 export interface EmulatorOptions {
@@ -21,7 +34,7 @@ export interface EmulatorOptions {
   readonly host?: string;
   /** Listen port; 0 = ephemeral. @default 0 */
   readonly port?: number;
-  /** Engine profile: `fixed` or a deployment of sim/engine/profiles.ts. @default 'llama-3.1-8b-h100' */
+  /** Engine profile: `fixed`, a deployment of sim/engine/profiles.ts or `exponential`. @default 'llama-3.1-8b-h100' */
   readonly profile?: string;
   /** The profile with calibrated terms (`sluice calibrate --out`, for a deployment profile). @default none */
   readonly calibrated?: DeploymentProfile;
@@ -37,8 +50,15 @@ export interface EmulatorOptions {
   readonly faults?: Partial<Faults>;
   /** Timings of the `fixed` profile, engine ms. */
   readonly fixed?: FixedProfileOptions;
-  /** `max_num_seqs` (the `fixed` profile's concurrency cap). @default the profile's (fixed: 8) */
+  /** `max_num_seqs` (the `fixed` profile's concurrency cap, the exponential engine's servers). @default the profile's (fixed: 8) */
   readonly maxNumSeqs?: number;
+  /** `exponential` only: mean service time, engine ms. @default 1000 */
+  readonly meanServiceMs?: number;
+  /**
+   * Pool index of this engine: its `engine` label, and with `seed` its random streams
+   * (`engine.<index>.service` of the exponential engine, as in the simulator). @default 0
+   */
+  readonly engineIndex?: number;
   /** Output tokens when a request sets no max_tokens. @default 256 */
   readonly defaultMaxTokens?: number;
   /** Idle keep-alive connections close after this many real ms (uvicorn: 5 s). @default 5000 */
@@ -97,6 +117,12 @@ function checkOptions(o: EmulatorOptions): void {
   }
   if (o.maxNumSeqs !== undefined)
     check(int(o.maxNumSeqs, 1, 65536), 'max-num-seqs', o.maxNumSeqs, 'an integer from 1 to 65536');
+  if (o.meanServiceMs !== undefined) {
+    const ok = Number.isFinite(o.meanServiceMs) && o.meanServiceMs > 0 && o.meanServiceMs <= 3_600_000;
+    check(ok, 'mean-service-ms', o.meanServiceMs, 'a number of ms above 0 and at most 3600000');
+  }
+  if (o.engineIndex !== undefined)
+    check(int(o.engineIndex, 0, 65535), 'engine-index', o.engineIndex, 'an integer from 0 to 65535');
   if (o.defaultMaxTokens !== undefined) {
     check(
       int(o.defaultMaxTokens, 1, 1_000_000),
@@ -128,11 +154,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const initialFaults: Faults = { ...NO_FAULTS, ...checkFaults(opts.faults ?? {}) };
   let seq = 0;
   const ctxRef: { ctx?: EmulatorContext } = {};
-  const built = buildProfile<HostedRequest>({
-    profile: opts.profile ?? DEFAULT_PROFILE,
-    ...(opts.model === undefined ? {} : { model: opts.model }),
-    ...(opts.maxNumSeqs === undefined ? {} : { maxNumSeqs: opts.maxNumSeqs }),
+  const profile = opts.profile ?? DEFAULT_PROFILE;
+  const built = buildEngine<HostedRequest>({
+    profile,
+    index: opts.engineIndex ?? 0,
+    seed: opts.seed ?? 0,
+    ...(opts.model === undefined ? {} : { modelName: opts.model }),
+    ...(opts.maxNumSeqs === undefined ? {} : { limits: { maxNumSeqs: opts.maxNumSeqs } }),
     ...(opts.fixed === undefined ? {} : { fixed: opts.fixed }),
+    ...(opts.meanServiceMs === undefined ? {} : { meanServiceMs: opts.meanServiceMs }),
     ...(opts.calibrated === undefined ? {} : { calibrated: opts.calibrated }),
     slowdown: () => ctxRef.ctx?.faults.slowdown ?? 1,
   });

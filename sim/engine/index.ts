@@ -1,3 +1,19 @@
+export type {
+  BuiltEngine,
+  CatalogueEntry,
+  EngineBuildOptions,
+  EngineKind,
+  FixedProfileOptions,
+  LimitOverrides,
+} from './catalogue.js';
+export {
+  buildEngine,
+  catalogueEntry,
+  EMULATED_PROFILES,
+  ENGINE_CATALOGUE,
+  FIXED_PROFILE,
+  SIMULATED_PROFILES,
+} from './catalogue.js';
 export { Deque } from './deque.js';
 export type { EngineInspection, SeqInspection, VllmEngineConfig } from './engine.js';
 export { VllmEngine } from './engine.js';
@@ -13,6 +29,8 @@ export {
 } from './exposition.js';
 export type { StepTimePoint } from './fit.js';
 export { fitStepTime, leastSquares } from './fit.js';
+export type { FixedEngineConfig } from './fixed-engine.js';
+export { FixedEngine } from './fixed-engine.js';
 export { BlockPool, blocksFor } from './kv-cache.js';
 export type { EngineMetricsSnapshot, HistogramSnapshot, RequestTimes } from './metrics.js';
 export {

@@ -4,13 +4,10 @@
  * virtual clock, with the knobs the timeline turns (slowdown, process down/up).
  */
 
-import { VllmEngine } from '../engine/engine.js';
-import { ExponentialServerEngine } from '../engine/exponential-engine.js';
-import { lognormalStepJitter } from '../engine/jitter.js';
-import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from '../engine/profiles.js';
-import { RecordedEngine, type RecordedEngineRequest } from '../engine/recorded-engine.js';
+import { buildEngine, type LimitOverrides } from '../engine/catalogue.js';
+import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../engine/profiles.js';
+import type { RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
-import { fittedStepTime, rooflineStepTime, type StepTimeModel } from '../engine/step-time.js';
 import type { StepOutcome, TrackedEngine } from '../engine/types.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
@@ -40,27 +37,18 @@ export interface EngineNode {
   scrapeOutage: number;
 }
 
-/**
- * The built-in profile a fitted or exponential group takes its limits from (only its limits:
- * their frontend delay and jitter are 0 unless the group sets them).
- */
-const BASE_PROFILE: DeploymentProfile = DEPLOYMENT_PROFILES['llama-3.1-8b-h100'];
-
-function limitsOf(g: EngineGroup, base: DeploymentProfile): EngineLimits {
-  const l = base.limits;
-  const blocks =
-    g.num_gpu_blocks ??
-    (g.gpu_memory_utilization !== undefined
-      ? Math.max(1, Math.floor((l.numGpuBlocks * g.gpu_memory_utilization) / l.gpuMemoryUtilization))
-      : l.numGpuBlocks);
+/** A group's limit settings, as overrides of its profile's. */
+function limitOverrides(g: EngineGroup): LimitOverrides {
   return {
-    maxNumSeqs: g.max_num_seqs ?? l.maxNumSeqs,
-    maxNumBatchedTokens: Math.max(g.max_num_batched_tokens ?? l.maxNumBatchedTokens, g.max_num_seqs ?? 1),
-    blockSize: g.block_size ?? l.blockSize,
-    numGpuBlocks: blocks,
-    maxModelLen: g.max_model_len ?? l.maxModelLen,
-    longPrefillTokenThreshold: g.long_prefill_token_threshold ?? l.longPrefillTokenThreshold,
-    gpuMemoryUtilization: g.gpu_memory_utilization ?? l.gpuMemoryUtilization,
+    ...(g.max_num_seqs === undefined ? {} : { maxNumSeqs: g.max_num_seqs }),
+    ...(g.max_num_batched_tokens === undefined ? {} : { maxNumBatchedTokens: g.max_num_batched_tokens }),
+    ...(g.block_size === undefined ? {} : { blockSize: g.block_size }),
+    ...(g.num_gpu_blocks === undefined ? {} : { numGpuBlocks: g.num_gpu_blocks }),
+    ...(g.max_model_len === undefined ? {} : { maxModelLen: g.max_model_len }),
+    ...(g.long_prefill_token_threshold === undefined
+      ? {}
+      : { longPrefillTokenThreshold: g.long_prefill_token_threshold }),
+    ...(g.gpu_memory_utilization === undefined ? {} : { gpuMemoryUtilization: g.gpu_memory_utilization }),
   };
 }
 
@@ -80,58 +68,43 @@ export function buildEngines(
   return endpoints.map((ep) => {
     const g = groups.find((x) => x.name === ep.group);
     if (g === undefined) throw new Error(`internal: no engine group ${ep.group}`);
-    const base: DeploymentProfile =
-      g.calibrated ??
-      (g.profile in DEPLOYMENT_PROFILES
-        ? DEPLOYMENT_PROFILES[g.profile as keyof typeof DEPLOYMENT_PROFILES]
-        : BASE_PROFILE);
-    const limits = limitsOf(g, base);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
     const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
-    let engine: TrackedEngine<SimEngineRequest>;
-    if (g.profile === 'recorded') {
-      engine = new RecordedEngine<SimEngineRequest>({ modelName: 'recorded', engineIndex: String(ep.index) });
-    } else if (g.profile === 'exponential') {
-      engine = new ExponentialServerEngine<SimEngineRequest>({
-        modelName: 'exponential',
-        engineIndex: String(ep.index),
-        servers: limits.maxNumSeqs,
-        meanServiceMs: g.mean_service_ms ?? 1000,
-        rng: rngStream(seed, `engine.${ep.index}.service`),
-      });
-    } else {
-      const model: StepTimeModel =
-        g.fitted !== undefined ? fittedStepTime(g.fitted) : rooflineStepTime(base.roofline);
-      const sigma = g.step_jitter_sigma ?? (g.profile === 'fitted' ? 0 : base.stepJitterSigma);
-      engine = new VllmEngine<SimEngineRequest>({
-        modelName: base.modelName,
-        engineIndex: String(ep.index),
-        role,
-        limits,
-        // The run counts tokens through `progress`, not per-token lists, handles each step's
-        // outcome before the next step, and reads only the engines' gauges (no histograms).
+    // Deployments jitter their steps as their profile says; the abstract engines do not unless set.
+    const profileSigma = g.calibrated ?? DEPLOYMENT_PROFILES[g.profile as DeploymentProfileId];
+    const sigma = g.step_jitter_sigma ?? (g.profile === 'fitted' ? 0 : (profileSigma?.stepJitterSigma ?? 0));
+    const built = buildEngine<SimEngineRequest>({
+      profile: g.profile,
+      index: ep.index,
+      seed,
+      role,
+      ...(g.calibrated === undefined ? {} : { calibrated: g.calibrated }),
+      limits: limitOverrides(g),
+      ...(g.fitted === undefined ? {} : { fitted: g.fitted }),
+      stepJitterSigma: sigma,
+      ...(g.cold_start
+        ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }
+        : {}),
+      ...(g.mean_service_ms === undefined ? {} : { meanServiceMs: g.mean_service_ms }),
+      slowdown: () => node.slowdown,
+      // The run counts tokens through `progress`, not per-token lists, handles each step's
+      // outcome before the next step, and reads only the engines' gauges (no histograms).
+      // Every attempt has an id of its own (a counter), and an id is looked up only when a
+      // client leaves while its request is on the engine.
+      vllm: {
         reportTokens: false,
         reuseOutcome: true,
         histograms: false,
-        // Every attempt has an id of its own (a counter), and an id is looked up only when a
-        // client leaves while its request is on the engine.
         indexIds: false,
         ...(runAhead ? { runAhead: true } : {}),
-        stepTime: (b) => model(b) * node.slowdown,
-        ...(sigma > 0
-          ? { jitter: lognormalStepJitter(sigma, rngStream(seed, `engine.${ep.index}.jitter`)) }
-          : {}),
-        ...(g.cold_start
-          ? { coldStart: { factor: g.cold_start.factor, windowMs: g.cold_start.window_s * 1000 } }
-          : {}),
-      });
-    }
+      },
+    });
+    const engine = built.tracked;
+    if (engine === undefined) throw new Error(`internal: profile ${g.profile} is not simulated`);
     const host = new SimEngineHost<SimEngineRequest>(sim, engine, (outcome) => onStep(node, outcome));
     Object.assign(node, { endpoint: ep, host, engine });
-    // Only the deployment profiles carry a frontend; the abstract engines have none unless set.
-    const ownProfile = g.profile in DEPLOYMENT_PROFILES;
-    const api = g.api_overhead_ms ?? (ownProfile ? base.apiOverheadMs : 0);
-    const apiSigma = g.api_jitter_sigma ?? (ownProfile ? base.apiJitterSigma : 0);
+    const api = g.api_overhead_ms ?? built.apiOverheadMs;
+    const apiSigma = g.api_jitter_sigma ?? built.apiJitterSigma;
     if (api > 0 && apiSigma > 0) {
       const rng = rngStream(seed, `engine.${ep.index}.api`);
       // Rounded to the µs: the simulator's clock keeps that grid.

@@ -7,8 +7,8 @@
  * so its errors read exactly as the management API's would, under the scenario path.
  */
 import { z } from 'zod';
+import { SIMULATED_PROFILES } from '../engine/catalogue.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../engine/exposition.js';
-import { DEPLOYMENT_PROFILES } from '../engine/profiles.js';
 import {
   checkEndpointList,
   checkEnv,
@@ -525,13 +525,8 @@ export const clientsSchema = z
 // ---------------------------------------------------------------------------------------------
 // Engines (sim/engine/)
 
-/** Engine profiles: the built-in deployments of sim/engine/profiles.ts, plus the analytic modes. */
-export const ENGINE_PROFILES: readonly [string, ...string[]] = [
-  'exponential',
-  'recorded',
-  'fitted',
-  ...Object.keys(DEPLOYMENT_PROFILES),
-];
+/** Engine profiles a scenario can name: the analytic modes, then the built-in deployments (sim/engine/catalogue.ts). */
+export const ENGINE_PROFILES: readonly [string, ...string[]] = SIMULATED_PROFILES;
 export const ENGINE_ROLES = ['normal', 'prefill', 'decode'] as const;
 /** vLLM metric name sets (the version profile of the engine's /metrics). */
 export const METRICS_VERSIONS = VLLM_METRICS_VERSIONS as unknown as readonly [

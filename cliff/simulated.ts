@@ -7,9 +7,9 @@
  * of the gate part.
  */
 
-import { runScenario } from '../../sim/run/run.js';
-import { MemorySink } from '../../sim/run/sinks.js';
-import type { Scenario } from '../../sim/scenario/resolve.js';
+import { runScenario } from '../sim/run/run.js';
+import { MemorySink } from '../sim/run/sinks.js';
+import type { Scenario } from '../sim/scenario/resolve.js';
 import type { GateMode } from './bench.js';
 import { type CliffResult, type CliffStep, cliffModes, stepOf, toPoint } from './cliff.js';
 import { withArrival } from './scale-scenario.js';

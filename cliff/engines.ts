@@ -1,23 +1,13 @@
 /**
  * Emulated engines on loopback for a real run: one emulated vLLM server per engine of the
- * scenario (or `count` of one profile), at a time scale. Deployment profiles and `fixed` come from
- * `startEmulator`. The simulator's `exponential` engine (M/M/c checks) is not an emulator profile
- * yet, so it is served here by the emulator's own server and real-clock host around the
- * simulator's `ExponentialServerEngine`, with the simulator's service-time stream
- * (`engine.<i>.service` of the run seed): served in the same order, requests get the same
- * service times as in the simulation.
+ * scenario (or `count` of one profile), at a time scale, built by `startEmulator` from the engine
+ * catalogue (`sim/engine/catalogue.ts`). The exponential engine (M/M/c checks) draws the
+ * simulator's service-time stream (`engine.<i>.service` of the run seed): served in the same
+ * order, requests get the same service times as in the simulation.
  */
-import type { AddressInfo } from 'node:net';
-import { ExponentialServerEngine } from '../../sim/engine/exponential-engine.js';
-import { rngStream } from '../../sim/kernel/rng.js';
-import type { EngineGroup, Scenario } from '../../sim/scenario/resolve.js';
-import { ScaledClock } from '../emulator/clock.js';
-import type { EmulatorContext } from '../emulator/context.js';
-import { startEmulator } from '../emulator/emulator.js';
-import { NO_FAULTS } from '../emulator/faults.js';
-import { type HostedRequest, RealClockEngineHost } from '../emulator/host.js';
-import { EMULATOR_PROFILES } from '../emulator/profiles.js';
-import { createEmulatorServer } from '../emulator/server.js';
+
+import { EMULATOR_PROFILES, startEmulator } from '../loadgen/emulator/emulator.js';
+import type { EngineGroup, Scenario } from '../sim/scenario/resolve.js';
 import { UnsupportedScenarioError } from './errors.js';
 
 /** A running emulated engine. */
@@ -40,8 +30,8 @@ export interface EngineSpec {
   index: number;
 }
 
-/** Profiles a real run can start: the emulator's plus `exponential`. */
-export const RUNNABLE_PROFILES: readonly string[] = [...EMULATOR_PROFILES, 'exponential'];
+/** Profiles a real run can start: the emulator's. */
+export const RUNNABLE_PROFILES: readonly string[] = EMULATOR_PROFILES;
 
 /** Group settings the emulator does not take (they make the real engine differ from the simulated one). */
 const UNEMULATED: readonly (keyof EngineGroup)[] = [
@@ -115,13 +105,15 @@ export async function startEngines(
 }
 
 async function startEngine(s: EngineSpec, o: { timeScale: number; seed: number }): Promise<LiveEngine> {
-  if (s.profile === 'exponential') return startExponential(s, o);
   const emu = await startEmulator({
     profile: s.profile,
     timeScale: o.timeScale,
     port: 0,
     keepAliveTimeoutMs: 60_000,
+    seed: o.seed,
+    engineIndex: s.index,
     ...(s.maxNumSeqs === undefined ? {} : { maxNumSeqs: s.maxNumSeqs }),
+    ...(s.meanServiceMs === undefined ? {} : { meanServiceMs: s.meanServiceMs }),
   });
   return {
     url: emu.url,
@@ -132,59 +124,5 @@ async function startEngine(s: EngineSpec, o: { timeScale: number; seed: number }
       return { running: st.running, waiting: st.waiting, lagMsMax: st.lagMsMax };
     },
     close: () => emu.close(),
-  };
-}
-
-/** An M/M/c engine behind the emulator's HTTP server (see the module comment). */
-async function startExponential(s: EngineSpec, o: { timeScale: number; seed: number }): Promise<LiveEngine> {
-  const servers = s.maxNumSeqs ?? 256;
-  const engine = new ExponentialServerEngine<HostedRequest>({
-    modelName: 'exponential',
-    engineIndex: String(s.index),
-    servers,
-    meanServiceMs: s.meanServiceMs ?? 1000,
-    rng: rngStream(o.seed, `engine.${s.index}.service`),
-  });
-  let seq = 0;
-  const ctx: EmulatorContext = {
-    host: new RealClockEngineHost(engine, new ScaledClock(o.timeScale), 0),
-    modelName: 'exponential',
-    maxModelLen: 1_000_000,
-    defaultMaxTokens: 256,
-    metricsVersion: 'latest',
-    errorRng: rngStream(0, 'emulator.errors'),
-    startedAtS: Math.floor(Date.now() / 1000),
-    faults: { ...NO_FAULTS },
-    counters: { requests: 0, invalid: 0, injectedErrors: 0, completed: 0, disconnected: 0, stalled: 0 },
-    active: new Map(),
-    nextId: () => `x${s.index}-${(++seq).toString(16)}`,
-  };
-  const server = createEmulatorServer(ctx, 60_000);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  let closing: Promise<void> | null = null;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    profile: 'exponential',
-    load: () => {
-      const e = ctx.host.engine;
-      return { running: e.numRunning, waiting: e.numWaiting, lagMsMax: ctx.host.stats().lagMsMax };
-    },
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const abandon of [...ctx.active.values()]) abandon();
-        ctx.host.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
   };
 }

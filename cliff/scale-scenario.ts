@@ -11,9 +11,9 @@
  *   time with {@link toEngineTime}. What cannot be compressed is listed in `notes`.
  * - {@link withArrival}: the scenario with one arrival process at a given rate (a cliff step).
  */
-import type { RunSummary } from '../../sim/run/records.js';
-import type { Scenario } from '../../sim/scenario/resolve.js';
-import type { ArrivalSpec } from '../../sim/scenario/schema.js';
+import type { RunSummary } from '../sim/run/records.js';
+import type { Scenario } from '../sim/scenario/resolve.js';
+import type { ArrivalSpec } from '../sim/scenario/schema.js';
 
 type Clients = Scenario['clients'];
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -8,13 +8,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { RequestRecord } from '../../sim/run/records.js';
-import { loadScenario } from '../../sim/scenario/load.js';
+import type { RequestRecord } from '../sim/run/records.js';
+import { loadScenario } from '../sim/scenario/load.js';
 import { checkSchedule, relDiff } from './compare.js';
 import { runFidelity } from './fidelity.js';
 
-const MMCK = fileURLToPath(new URL('../../scenarios/mmck-check.yaml', import.meta.url));
-const SMG = fileURLToPath(new URL('../../scenarios/smg-dialect.yaml', import.meta.url));
+const MMCK = fileURLToPath(new URL('../scenarios/mmck-check.yaml', import.meta.url));
+const SMG = fileURLToPath(new URL('../scenarios/smg-dialect.yaml', import.meta.url));
 
 describe('relDiff', () => {
   it('is signed (real - simulated) / simulated', () => {

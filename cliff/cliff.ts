@@ -11,13 +11,14 @@
  * management API (fc_mode only, so applied in place). Steps within a mode run in rising order,
  * each after the previous one has drained (nothing in flight or queued on the gate and engines).
  */
-import type { CliffMode, CliffPoint } from '../../reports/types.js';
-import type { RunSummary } from '../../sim/run/records.js';
-import { MemorySink } from '../../sim/run/sinks.js';
-import type { Scenario } from '../../sim/scenario/resolve.js';
-import { runLoad } from '../driver/driver.js';
-import { lateness, type ScheduleReport } from '../driver/lag.js';
-import { prepareLoad } from '../driver/scenario.js';
+
+import { runLoad } from '../loadgen/driver/driver.js';
+import { lateness, type ScheduleReport } from '../loadgen/driver/lag.js';
+import { prepareLoad } from '../loadgen/driver/scenario.js';
+import type { CliffMode, CliffPoint } from '../reports/types.js';
+import type { RunSummary } from '../sim/run/records.js';
+import { MemorySink } from '../sim/run/sinks.js';
+import type { Scenario } from '../sim/scenario/resolve.js';
 import { freePort, type GateMode, type RealGate, startRealGate } from './bench.js';
 import { engineSpecs, type LiveEngine, startEngines } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadScenario } from '../../sim/scenario/load.js';
+import { loadScenario } from '../sim/scenario/load.js';
 import { runCliff } from './cliff.js';
 import { haproxyConfig } from './haproxy.js';
 import { defaultRates, parseRates, RatesError } from './rates.js';
@@ -87,7 +87,7 @@ describe('a short real cliff (loopback, time scale 5)', () => {
     const s = await loadScenario(CLIFF_SCENARIO);
     // Time scale 5: at 10 the harness fell behind whenever another process held a CPU (enforce
     // at 40 req/s kept 5.7 req/s of goodput beside a busy loop); at 5 it kept 9.6.
-    // Lateness is not under test here (loadgen/cliff/validity.test.ts has it): on a loaded machine
+    // Lateness is not under test here (cliff/validity.test.ts has it): on a loaded machine
     // (the whole suite in parallel) steps fell behind and would leave the report's points.
     const common = { timeScale: 5, stepS: 2, maxLateShare: 1 };
     const enforce = await runCliff(s, { ...common, modes: ['enforce'], rates: [8, 24, 40] });
@@ -122,7 +122,7 @@ describe('a short real cliff (loopback, time scale 5)', () => {
 });
 
 describe('a short real cliff through the SMG-shaped gateway', () => {
-  const SMG = fileURLToPath(new URL('../../scenarios/smg-dialect.yaml', import.meta.url));
+  const SMG = fileURLToPath(new URL('../scenarios/smg-dialect.yaml', import.meta.url));
 
   it('runs its one enforce line and leaves nothing in flight', async () => {
     const r = await runCliff(await loadScenario(SMG), { rates: [8], stepS: 4, timeScale: 0.5 });

@@ -5,7 +5,7 @@
  * its own ("Invalid steps"), and left out of the report's main chart, findings and table, so no
  * conclusion is drawn from it.
  */
-import { LATE_MS, LATE_SENDS_ALLOWED } from '../driver/lag.js';
+import { LATE_MS, LATE_SENDS_ALLOWED } from '../loadgen/driver/lag.js';
 import type { CliffStep } from './cliff.js';
 
 /** "37.3 %". */

@@ -1,14 +1,9 @@
 /**
  * The reference line of a cliff test: HAProxy 2.6 (Debian package `haproxy`) in front of the same
- * emulated engines, with the nearest equivalent of the gate's rule
- * (from the HAProxy 2.6 configuration manual: `maxconn`, `timeout queue`, the `queue()` fetch):
- *
- * - `maxconn` per server = the endpoint ceiling (fc_ep_max_inflight, else the service ceiling
- *   shared over the servers): HAProxy counts in-flight requests per server in HTTP mode;
- * - the queue bound: HAProxy has no backend maxqueue, so a frontend rule answers 429 once
- *   `queue(be_llm)` reaches fc_max_queue_depth;
- * - `timeout queue` = fc_max_queue_wait_ms (503 when it expires);
- * - `option http-no-delay`, or every SSE chunk is held about 200 ms.
+ * emulated engines, with the nearest equivalent of the gate's rule, written by
+ * `haproxy-config.ts`: `maxconn` per server = the endpoint ceiling (fc_ep_max_inflight, else the
+ * service ceiling shared over the servers), the 429 queue bound = fc_max_queue_depth,
+ * `timeout queue` = fc_max_queue_wait_ms.
  *
  * Refusal bodies use the gate's error words (`admission_capacity`, `admission_queue_timeout`) so
  * the driver classifies them as it does the gate's (shed, timed out). Nothing here installs
@@ -19,6 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { haproxyConfigText } from './haproxy-config.js';
 
 /** The gate settings HAProxy approximates. */
 export interface HaproxyRule {
@@ -49,42 +45,21 @@ export function findHaproxy(): { ok: true; path: string; version: string } | { o
   };
 }
 
-/** The configuration text for `rule`. */
+/** The configuration text for `rule` (`haproxy-config.ts`). */
 export function haproxyConfig(rule: HaproxyRule): string {
-  const maxconn = rule.maxconnPerServer > 0 ? ` maxconn ${rule.maxconnPerServer}` : '';
-  const full =
-    rule.queueDepth > 0
-      ? `{ queue(be_llm) ge ${rule.queueDepth} }`
-      : // No queue: refuse as soon as a request would have to wait.
-        `{ queue(be_llm) ge 1 }`;
-  const queueWaitS = Math.max(1, Math.round(rule.queueWaitMs));
-  return `global
-    maxconn 4096
-    nbthread 1
-
-defaults
-    mode http
-    option http-keep-alive
-    option http-no-delay
-    timeout http-request    10s
-    timeout http-keep-alive 30s
-    timeout connect          2s
-    timeout client         120s
-    timeout server         120s
-    timeout queue          ${queueWaitS}ms
-
-frontend fe_llm
-    bind 127.0.0.1:${rule.port}
-    maxconn 4096
-    http-request return status 429 content-type application/json hdr Retry-After 1 string '{"error":"admission_capacity"}' if ${full}
-    default_backend be_llm
-
-backend be_llm
-    balance leastconn
-    http-reuse safe
-    http-error status 503 content-type application/json hdr Retry-After 1 string '{"error":"admission_queue_timeout"}'
-${rule.servers.map((p, i) => `    server e${i} 127.0.0.1:${p}${maxconn}`).join('\n')}
-`;
+  return haproxyConfigText({
+    port: rule.port,
+    servers: rule.servers,
+    serverName: (i) => `e${i}`,
+    maxconnPerServer: rule.maxconnPerServer,
+    queueDepth: rule.queueDepth,
+    queueWaitMs: Math.max(1, Math.round(rule.queueWaitMs)),
+    maxconn: 4096,
+    keepAliveS: 30,
+    httpReuse: 'safe',
+    queueFull: { error: 'admission_capacity', retryAfterS: 1 },
+    queueTimeout: { error: 'admission_queue_timeout', retryAfterS: 1 },
+  });
 }
 
 /** A running HAProxy. */

@@ -3,10 +3,10 @@
  * ((real - simulated) / simulated), refusals by reason, TTFT over streamed requests only, the
  * queue wait the proxy logged, and the check that both runs offered the same requests.
  */
-import type { DecisionRecord } from '../../proxy/decision-log.js';
-import { LatencyHistogram } from '../../sim/run/histogram.js';
-import type { Percentiles, RequestRecord, RunSummary } from '../../sim/run/records.js';
-import { percentiles } from '../../sim/run/stats.js';
+import type { DecisionRecord } from '../proxy/decision-log.js';
+import { LatencyHistogram } from '../sim/run/histogram.js';
+import type { Percentiles, RequestRecord, RunSummary } from '../sim/run/records.js';
+import { percentiles } from '../sim/run/stats.js';
 
 /**
  * (real - simulated) / simulated, rounded to 4 places. When the simulated value is 0 the ratio is

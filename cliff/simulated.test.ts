@@ -2,15 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sluiceProcess } from '../../cli/test-process.js';
-import { loadScenario } from '../../sim/scenario/load.js';
-import { REPO_ROOT } from '../../sim/scenario/resolve.js';
+import { sluiceProcess } from '../cli/test-process.js';
+import { loadScenario } from '../sim/scenario/load.js';
+import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import type { CliffStep } from './cliff.js';
 import { UnsupportedScenarioError } from './errors.js';
 import { comparisonTable } from './report.js';
 import { runSimulatedCliff } from './simulated.js';
 
-const CLIFF_SCENARIO = join(REPO_ROOT, 'loadgen', 'cliff', 'cliff-mm8.yaml');
+const CLIFF_SCENARIO = join(REPO_ROOT, 'cliff', 'cliff-mm8.yaml');
 const SMG = join(REPO_ROOT, 'scenarios', 'smg-dialect.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'sluice-simcliff-'));
 /** `sluice cliff` on cliff-mm8 in short steps (2 s at time scale 5), writing to `out`, as JSON. */

@@ -4,7 +4,7 @@
  * the same requests)? An invalid run's targets are not judged: its differences measure the
  * harness, not the simulator. Pure; the CLI maps the status to an exit code.
  */
-import { type Lateness, lateness } from '../driver/lag.js';
+import { type Lateness, lateness } from '../loadgen/driver/lag.js';
 
 /** Whether a target was met. `met` is false when the relative difference is undefined (the
  * simulated value is 0 and the real one is not: they differ). */

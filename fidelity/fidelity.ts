@@ -9,16 +9,17 @@
  * seeded streams, and {@link checkSchedule} verifies it request by request. Real figures are
  * brought back to engine time before comparing.
  */
-import { MemoryDecisionLog } from '../../proxy/decision-log.js';
-import type { RunSummary } from '../../sim/run/records.js';
-import { runScenario } from '../../sim/run/run.js';
-import { MemorySink } from '../../sim/run/sinks.js';
-import type { Scenario } from '../../sim/scenario/resolve.js';
+
 import { startRealGate } from '../cliff/bench.js';
 import { engineSpecs, startEngines } from '../cliff/engines.js';
 import { compressScenario, shortenScenario, toEngineTime } from '../cliff/scale-scenario.js';
-import { runLoad } from '../driver/driver.js';
-import { prepareLoad } from '../driver/scenario.js';
+import { runLoad } from '../loadgen/driver/driver.js';
+import { prepareLoad } from '../loadgen/driver/scenario.js';
+import { MemoryDecisionLog } from '../proxy/decision-log.js';
+import type { RunSummary } from '../sim/run/records.js';
+import { runScenario } from '../sim/run/run.js';
+import { MemorySink } from '../sim/run/sinks.js';
+import type { Scenario } from '../sim/scenario/resolve.js';
 import {
   checkSchedule,
   loggedQueueWait,

@@ -9,16 +9,10 @@
  * Token times follow that schedule even when the host steps late (late tokens catch up, one
  * per step call). The running and waiting gauges move on submit and abort too, not only on steps.
  */
-import { Deque } from '../../sim/engine/deque.js';
-import type { EngineMetricsSnapshot } from '../../sim/engine/metrics.js';
-import { EngineMetricsRecorder } from '../../sim/engine/metrics.js';
-import type {
-  Engine,
-  EngineRequest,
-  FinishedRequest,
-  StepOutcome,
-  SubmitResult,
-} from '../../sim/engine/types.js';
+import { Deque } from './deque.js';
+import type { EngineMetricsSnapshot } from './metrics.js';
+import { EngineMetricsRecorder } from './metrics.js';
+import type { Engine, EngineRequest, FinishedRequest, StepOutcome, SubmitResult } from './types.js';
 
 /** Configuration of a {@link FixedEngine}. */
 export interface FixedEngineConfig {

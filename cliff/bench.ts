@@ -5,11 +5,11 @@
  * an SMG-dialect scenario, the SMG-shaped gateway (`SmgProxy`) with the scenario's settings.
  */
 import net from 'node:net';
-import type { DecisionSink } from '../../proxy/decision-log.js';
-import { LoxiProxy } from '../../proxy/proxy.js';
-import { SmgProxy } from '../../proxy/smg-proxy.js';
-import { smgSettingsOf } from '../../sim/run/admission.js';
-import type { Scenario, SmgGate as SmgSection } from '../../sim/scenario/resolve.js';
+import type { DecisionSink } from '../proxy/decision-log.js';
+import { LoxiProxy } from '../proxy/proxy.js';
+import { SmgProxy } from '../proxy/smg-proxy.js';
+import { smgSettingsOf } from '../sim/run/admission.js';
+import type { Scenario, SmgGate as SmgSection } from '../sim/scenario/resolve.js';
 import type { LiveEngine } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';
 

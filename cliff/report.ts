@@ -6,10 +6,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliffChart, MODE_LABELS } from '../../reports/charts/cliff.js';
-import { writeCliffReport } from '../../reports/cliff-report.js';
-import { saveCliff } from '../../reports/files.js';
-import type { ChartSection, ReportFiles, Section, VegaLiteSpec } from '../../reports/types.js';
+import { cliffChart, MODE_LABELS } from '../reports/charts/cliff.js';
+import { writeCliffReport } from '../reports/cliff-report.js';
+import { saveCliff } from '../reports/files.js';
+import type { ChartSection, ReportFiles, Section, VegaLiteSpec } from '../reports/types.js';
 import { type CliffResult, type CliffStep, toPoint } from './cliff.js';
 import { invalidReason } from './validity.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRequest } from '../../sim/engine/types.js';
 import { FixedEngine } from './fixed-engine.js';
+import type { EngineRequest } from './types.js';
 
 function engine(cap = 2, slowdown = () => 1) {
   return new FixedEngine({

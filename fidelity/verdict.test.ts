@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lateness, latenessText, MAX_LATE_SHARE } from '../driver/lag.js';
+import { lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
 import { fidelityVerdict, targetCheck, type VerdictInput, verdictText } from './verdict.js';
 
 /** A run that kept its schedule and offered the simulated requests, with these differences. */
