@@ -49,6 +49,17 @@ describe('the import graph', () => {
     ['sim/engine/x.ts', "const u = await import('undici');", 'sim imports no network module'],
     ['reports/x.ts', "import { LoxiProxy } from '../proxy/proxy.js';", 'reports never import proxy/'],
     [
+      'sim/run/x.ts',
+      "import { writeRunReport } from '../../reports/run-report.js';",
+      'sim imports nothing above it',
+    ],
+    [
+      'proxy/x.ts',
+      "import { runLoad } from '../loadgen/driver/driver.js';",
+      'proxy imports nothing above it',
+    ],
+    ['sweep/x.ts', "import { main } from '../cli/main.js';", 'sweep imports nothing above it'],
+    [
       'loadgen/driver/x.ts',
       "import { startProxy } from '../../proxy/proxy.js';",
       'loadgen imports no proxy/, reports/ or job',

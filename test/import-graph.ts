@@ -11,8 +11,20 @@
  * 4. `reports/` never imports `proxy/`.
  * 5. `loadgen/` (what generates load) never imports `proxy/` or `reports/`, nor the jobs that
  *    drive it against the gate (`cliff/`, `fidelity/`).
+ * 6. Nothing lower imports what stands above it: `sim/` imports no `proxy/`, `loadgen/`,
+ *    `reports/`, job or `cli/`; `proxy/` no `reports/`, `loadgen/`, job or `cli/`; no job
+ *    imports `cli/` (docs/architecture.md draws these arrows). Tests may drive what stands above
+ *    their folder.
  */
 import { dirname, join, normalize } from 'node:path';
+
+const JOBS = ['sweep', 'observe', 'cliff', 'fidelity'];
+/** For a folder, the folders above it in the layering (rule 6). */
+const ABOVE: Readonly<Record<string, ReadonlySet<string>>> = {
+  sim: new Set(['proxy', 'loadgen', 'reports', 'cli', ...JOBS]),
+  proxy: new Set(['reports', 'loadgen', 'cli', ...JOBS]),
+  ...Object.fromEntries(JOBS.map((j) => [j, new Set(['cli'])])),
+};
 
 /** One broken rule: the importing file, what it imports, and which rule. */
 export interface Violation {
@@ -74,6 +86,10 @@ export function importViolations(files: ReadonlyMap<string, string>): Violation[
         out.push({ file, imports: spec, rule: 'reports never import proxy/' });
       if (folder === 'loadgen' && relative && LOADGEN_NEVER.has(targetTop ?? ''))
         out.push({ file, imports: spec, rule: 'loadgen imports no proxy/, reports/ or job' });
+      const above = ABOVE[folder];
+      // Tests may drive what stands above their folder (a job's test runs its command).
+      if (above !== undefined && relative && !isTest && above.has(targetTop ?? ''))
+        out.push({ file, imports: spec, rule: `${folder} imports nothing above it` });
     }
   }
   return out;
