@@ -6,6 +6,7 @@
  * exposes them. Pure: called from the script's `handleSummary`.
  */
 import { DECISION_REASONS } from '../../gate/decisions.js';
+import { round3 } from '../../sim/run/histogram.js';
 import type { Percentiles, RunSummary, TenantSummary } from '../../sim/run/records.js';
 import { decisionReasonOf } from './goodput.js';
 import { type K6Plan, METRIC, OUTCOME_KEYS, REFUSAL_KEYS } from './plan.js';
@@ -15,8 +16,6 @@ export interface K6SummaryData {
   metrics: Record<string, { type?: string; values: Record<string, number> } | undefined>;
   state?: { testRunDurationMs?: number };
 }
-
-const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 function value(data: K6SummaryData, metric: string, key: string): number {
   const v = data.metrics[metric]?.values[key];
