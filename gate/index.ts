@@ -58,7 +58,7 @@ export {
   SWEEP_PERIOD_MS,
   type TelemetryTarget,
 } from './gate.js';
-export { collect, type Family, renderPrometheus, type Sample } from './metrics.js';
+export { collect, escapeHelp, escapeLabel, type Family, renderPrometheus, type Sample } from './metrics.js';
 export { editDistance, nearestName } from './nearest.js';
 export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
 export { Leg, Permit } from './permit.js';

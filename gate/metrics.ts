@@ -105,9 +105,14 @@ export function collect(gate: Gate): Family[] {
   return [...fam.values()];
 }
 
-/** Escapes a label value per the exposition format. */
+/** Escapes a label value per the text exposition format: backslash, newline, double quote. */
 export function escapeLabel(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+/** Escapes a HELP text per the text exposition format: backslash and newline. */
+export function escapeHelp(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
 function fmt(v: number): string {
@@ -121,7 +126,7 @@ function fmt(v: number): string {
 export function renderPrometheus(families: readonly Family[]): string {
   const out: string[] = [];
   for (const f of families) {
-    out.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`);
+    out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`);
     out.push(`# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples) {
       const keys = Object.keys(s.labels);

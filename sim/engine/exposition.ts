@@ -11,6 +11,7 @@
  *   0.11 (both exposed in 0.11; the old one hidden from 0.12).
  * The `version` argument picks the name set.
  */
+import { escapeHelp, escapeLabel } from '../../gate/index.js';
 import type { EngineMetricsSnapshot, HistogramSnapshot } from './metrics.js';
 
 /** vLLM metric name sets. */
@@ -245,14 +246,8 @@ function sample(name: string, labels: Labels, value: number): string {
   return `${name}{${body}} ${formatNumber(value)}`;
 }
 
-/** Escapes a label value: backslash, double quote and newline. */
-export function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function escapeHelp(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
+/** Escapes a label value: backslash, double quote and newline (the gate's one escaper). */
+export const escapeLabelValue = escapeLabel;
 
 /** Formats a sample value like Python's prometheus_client: `8.0`, `0.25`, `+Inf`, `NaN`. */
 export function formatNumber(v: number): string {
