@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Permit } from '../gate/index.js';
 import { Gate, ManualClock } from '../gate/index.js';
+import { median } from './proxy/measure.js';
 
 const KEY = '192.0.2.10:8080/tcp';
 const RUNS = 7;
@@ -26,11 +27,6 @@ function rule(fc: Record<string, unknown>) {
       { endpointIP: '198.51.100.12', targetPort: 8000, weight: 1 },
     ],
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 /** Pairs/s of admit then release on a pool far from its ceiling. */

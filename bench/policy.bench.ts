@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AdmissionEnvelope } from '../gate/index.js';
 import { Gate, ManualClock, PolicyCore, parsePolicy } from '../gate/index.js';
+import { median } from './proxy/measure.js';
 
 const KEY = '192.0.2.10:8080/tcp';
 const RUNS = 7;
@@ -32,11 +33,6 @@ ${['interactive', 'work-order', 'batch', 'eval']
   .join('\n')}
 envelope: { default_class: interactive }
 `;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 function plainGate(pairs: number): number {
   const gate = new Gate({ clock: new ManualClock() });

@@ -16,6 +16,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { median } from './proxy/measure.js';
 
 const REQUESTS = Number(process.env.BENCH_PROXY_CPU_REQUESTS ?? 20_000);
 const CONNECTIONS = 32;
@@ -25,11 +26,6 @@ const MARGIN = 0.1;
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i < 0 ? undefined : process.argv[i + 1];
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 async function freePort(): Promise<number> {

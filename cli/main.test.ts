@@ -1,31 +1,11 @@
 import { spawn } from 'node:child_process';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exitCodesHelp, nearestCommand } from './exit-codes.js';
-import { buildProgram, main } from './main.js';
+import { buildProgram } from './main.js';
+import { sluiceInProcess } from './test-process.js';
 
 /** Runs the command tree in process, capturing stdout, stderr and the exit code. */
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-    stdout += String(s);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr += String(s);
-    return true;
-  });
-  const before = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await main(['node', 'sluice', ...args]);
-    return { code: Number(process.exitCode ?? 0), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
-}
+const sluice = sluiceInProcess;
 
 describe('sluice command', () => {
   it('exits 0 without a stack when its reader closes the pipe early (sluice ... | head)', async () => {

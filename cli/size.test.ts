@@ -7,11 +7,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { TINY_LOXILB } from '../sweep/test/fixtures.js';
 import { assertWellFormedXml } from '../sweep/test/xml-helpers.js';
-import { main } from './main.js';
-import { type ProcessResult, sluiceProcess as runSluice } from './test-process.js';
+import { type ProcessResult, sluiceProcess as runSluice, sluiceInProcess } from './test-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 const scenario = join(dir, 'tiny.yaml');
@@ -22,28 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sluiceProcess = (...args: string[]): Promise<ProcessResult> => runSluice(args, dir);
 
 /** Runs the command tree in process, capturing stdout, stderr and the exit code. */
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-    stdout += String(s);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr += String(s);
-    return true;
-  });
-  const before = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await main(['node', 'sluice', ...args]);
-    return { code: Number(process.exitCode ?? 0), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = before;
-  }
-}
+const sluice = sluiceInProcess;
 
 const GRID = ['--vary', 'fc_max_outstanding=4,8', '--vary', 'fc_max_queue_depth=0,8', '--seeds', '2'];
 
