@@ -106,4 +106,4 @@ export {
   type SmgSettings,
   smgResponse,
 } from './smg.js';
-export { showValue, yamlOffset } from './yaml-source.js';
+export { formatFieldPath, issuesMessage, showValue, yamlOffset } from './yaml-source.js';

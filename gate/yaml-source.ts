@@ -54,3 +54,25 @@ export function yamlOffset(doc: Document, path: readonly (string | number)[], at
   }
   return offset;
 }
+
+/** `a.b[2].c` from path segments, as every file-format error names a field. */
+export function formatFieldPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? seg : `.${seg}`;
+  }
+  return out;
+}
+
+/** The message of a file-format error: one line per issue listed, then "and N more" when some were cut. */
+export function issuesMessage(
+  file: string,
+  issues: readonly { readonly message: string }[],
+  omitted: number,
+): string {
+  return (
+    issues.map((i) => i.message).join('\n') +
+    (omitted > 0 ? `\n${file}: and ${omitted} more problem${omitted === 1 ? '' : 's'}` : '')
+  );
+}

@@ -3,6 +3,8 @@
  * `file:line:col: path: detail`, with the field path and the value as given.
  */
 
+import { formatFieldPath, issuesMessage } from '../yaml-source.js';
+
 /** Stable code of a refused policy file (see docs/policy.md). */
 export const POLICY_ERROR_CODE = 'SLUICE_E_POLICY';
 /** Most problems a PolicyError lists; the rest are counted. */
@@ -31,10 +33,7 @@ export class PolicyError extends Error {
   readonly omitted: number;
 
   constructor(file: string, issues: readonly PolicyIssue[], omitted = 0) {
-    super(
-      issues.map((i) => i.message).join('\n') +
-        (omitted > 0 ? `\n${file}: and ${omitted} more problem${omitted === 1 ? '' : 's'}` : ''),
-    );
+    super(issuesMessage(file, issues, omitted));
     this.file = file;
     this.issues = issues;
     this.omitted = omitted;
@@ -42,14 +41,7 @@ export class PolicyError extends Error {
 }
 
 /** `a.b[2].c` from path segments. */
-export function formatPolicyPath(path: readonly (string | number)[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? seg : `.${seg}`;
-  }
-  return out;
-}
+export const formatPolicyPath = formatFieldPath;
 
 /** True when `err` is a PolicyError (also across realms, by shape). */
 export function isPolicyError(err: unknown): err is PolicyError {

@@ -3,6 +3,8 @@
  * (`file:line:col`), the field path, the value and what was expected.
  */
 
+import { formatFieldPath, issuesMessage } from '../../gate/index.js';
+
 /** One problem in a scenario file. */
 export interface ScenarioIssue {
   /** The file as named by the caller. */
@@ -40,10 +42,7 @@ export class ScenarioError extends Error {
   readonly omitted: number;
 
   constructor(file: string, issues: readonly ScenarioIssue[], omitted = 0) {
-    super(
-      issues.map((i) => i.message).join('\n') +
-        (omitted > 0 ? `\n${file}: and ${omitted} more problem${omitted === 1 ? '' : 's'}` : ''),
-    );
+    super(issuesMessage(file, issues, omitted));
     this.file = file;
     this.issues = issues;
     this.omitted = omitted;
@@ -59,11 +58,4 @@ export function isScenarioError(err: unknown): err is ScenarioError {
 }
 
 /** `a.b[2].c` from path segments. */
-export function formatPath(path: readonly (string | number)[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? seg : `.${seg}`;
-  }
-  return out;
-}
+export const formatPath = formatFieldPath;
