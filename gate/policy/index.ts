@@ -14,6 +14,7 @@ export {
   type QueueTicket,
   type RetryAfter,
 } from './decide.js';
+export type { DeferRecord, DeferredItem, DeferState, DeferStore } from './defer-store.js';
 export {
   type AdmissionEnvelope,
   type Consequence,
