@@ -6,6 +6,7 @@
 import { chance, type RandomFn, type RandomStreams } from './rng.js';
 import {
   defaultTenantModel,
+  type EnvelopeConfig,
   resolveTenants,
   TenantMix,
   type TenantModel,
@@ -47,6 +48,8 @@ export interface RequestDescriptor {
   prefixHashIds?: readonly number[];
   /** Engine timing a gateway recorded for this request (decision-log replays). */
   recorded?: RecordedTiming;
+  /** The tenant's admission-envelope inputs (shared by its requests; read by a policy gate). */
+  envelope?: Readonly<EnvelopeConfig>;
 }
 
 /**
@@ -186,6 +189,7 @@ export class RequestFactory {
       ttftSloMs: tenant.ttftSloMs,
     };
     if (prefixHashIds !== undefined && inference) req.prefixHashIds = prefixHashIds;
+    if (tenant.envelope !== undefined) req.envelope = tenant.envelope;
     this.#nextId += 1;
     this.#nextLogicalId += 1;
     return req;

@@ -11,6 +11,28 @@ import { cumulativeSums, pickCumulative, type RandomFn, type RandomStreams } fro
 /** Label of keyless traffic in reports and RNG stream names. */
 export const KEYLESS_LABEL = 'keyless';
 
+/**
+ * The admission envelope's inputs a client carries to a policy gate (gate/policy/envelope.ts): what
+ * its credential and route say, the deadline header it sends, its idempotency and declared costs.
+ */
+export interface EnvelopeConfig {
+  /** The class its verified credential names; undefined: the route's or the policy's default. */
+  className?: string;
+  /** The request path. Default `/v1/chat/completions`. */
+  route?: string;
+  /** The deadline sent in the policy's deadline header, ms after the first send; undefined: none sent. */
+  deadlineMs?: number;
+  consequence?: 'read' | 'write' | 'none';
+  /** `intent`: the attempts of one logical request share one idempotency key. Default `intent`. */
+  idempotency?: 'intent' | 'none';
+  /** Tool calls declared (the estimator's tool budget). Default 0. */
+  toolCalls?: number;
+  /** Reserve traffic (health, cancellation, control), as the gateway marks it. Default false. */
+  reserve?: boolean;
+  /** The gateway's prompt-token estimate as a share of the true count, (0, 1]. Default 1. */
+  promptEstimateShare?: number;
+}
+
 /** Request-shape settings a tenant may override and the workload gives defaults for. */
 export interface RequestShapeConfig {
   /** Prompt tokens per request. */
@@ -29,6 +51,8 @@ export interface RequestShapeConfig {
   deadlineMs?: number;
   /** Time-to-first-token objective, ms. Default none. */
   ttftSloMs?: number;
+  /** Admission-envelope inputs (used only by a policy gate); a tenant's fields override the workload's. */
+  envelope?: EnvelopeConfig;
 }
 
 /** One tenant of a workload. */
@@ -64,6 +88,8 @@ export interface TenantModel {
   nonInferenceShare: number;
   deadlineMs: number | undefined;
   ttftSloMs: number | undefined;
+  /** The merged envelope inputs; undefined when neither the tenant nor the workload gives any. */
+  envelope: Readonly<EnvelopeConfig> | undefined;
 }
 
 const DEFAULT_PROMPT: DistributionConfig = { kind: 'fixed', value: 512 };
@@ -140,7 +166,24 @@ function tenantModel(
     nonInferenceShare: share('nonInferenceShare', t.nonInferenceShare ?? w.nonInferenceShare, 0),
     deadlineMs: optionalPositive('deadlineMs', t.deadlineMs ?? w.deadlineMs),
     ttftSloMs: optionalPositive('ttftSloMs', t.ttftSloMs ?? w.ttftSloMs),
+    envelope: mergeEnvelope(w.envelope, t.envelope, `${path}.envelope`),
   };
+}
+
+/** The workload's envelope inputs overridden field by field by the tenant's, checked. */
+function mergeEnvelope(
+  w: EnvelopeConfig | undefined,
+  t: EnvelopeConfig | undefined,
+  path: string,
+): Readonly<EnvelopeConfig> | undefined {
+  if (w === undefined && t === undefined) return undefined;
+  const e: EnvelopeConfig = { ...w, ...t };
+  for (const k of Object.keys(e) as (keyof EnvelopeConfig)[]) if (e[k] === undefined) delete e[k];
+  if (e.deadlineMs !== undefined) requirePositive(`${path}.deadlineMs`, e.deadlineMs);
+  if (e.toolCalls !== undefined) requireNonNegative(`${path}.toolCalls`, e.toolCalls);
+  if (e.promptEstimateShare !== undefined && !(e.promptEstimateShare > 0 && e.promptEstimateShare <= 1))
+    throw new ClientConfigError(`${path}.promptEstimateShare`, e.promptEstimateShare, 'a share in (0, 1]');
+  return Object.freeze(e);
 }
 
 /**

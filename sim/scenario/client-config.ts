@@ -7,9 +7,16 @@ import type { ArrivalConfig } from '../clients/arrivals.js';
 import type { ClosedLoopConfig } from '../clients/closed-loop.js';
 import type { DistributionConfig } from '../clients/distributions.js';
 import type { RetryConfig } from '../clients/retry.js';
-import type { TenantConfig, WorkloadConfig } from '../clients/tenants.js';
+import type { EnvelopeConfig, TenantConfig, WorkloadConfig } from '../clients/tenants.js';
 import type { TraceFormat } from '../clients/trace-files.js';
-import type { ArrivalSpec, ClientsSpec, DistributionSpec, RetrySpec, TenantSpec } from './schema.js';
+import type {
+  ArrivalSpec,
+  ClientsSpec,
+  DistributionSpec,
+  EnvelopeSpec,
+  RetrySpec,
+  TenantSpec,
+} from './schema.js';
 
 /** Replay of a trace file, resolved. */
 export interface TraceReplayConfig {
@@ -192,7 +199,23 @@ type ShapeSpec = Pick<
   | 'non_inference_share'
   | 'deadline_ms'
   | 'ttft_slo_ms'
+  | 'envelope'
 >;
+
+/** The scenario's envelope inputs in client-config form. */
+function toEnvelope(e: EnvelopeSpec | undefined): EnvelopeConfig | undefined {
+  if (e === undefined) return undefined;
+  return compact({
+    className: e.class,
+    route: e.route,
+    deadlineMs: e.deadline_ms,
+    consequence: e.consequence,
+    idempotency: e.idempotency,
+    toolCalls: e.tool_calls,
+    reserve: e.reserve,
+    promptEstimateShare: e.prompt_estimate_share,
+  });
+}
 
 function shape(s: ShapeSpec) {
   return {
@@ -204,6 +227,7 @@ function shape(s: ShapeSpec) {
     nonInferenceShare: s.non_inference_share,
     deadlineMs: s.deadline_ms,
     ttftSloMs: s.ttft_slo_ms,
+    envelope: toEnvelope(s.envelope),
   };
 }
 

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { yamlOffset } from '../../gate/index.js';
 import { formatPath, MAX_LISTED_ISSUES, ScenarioError, type ScenarioIssue } from './errors.js';
 import { decode, type IssueText, nearest, scenarioErrorMap } from './issues.js';
+import type { PlacedIn } from './policy-section.js';
 import { type ResolveOptions, resolveScenario, type Scenario } from './resolve.js';
 import { scenarioFileSchema } from './schema.js';
 
@@ -67,6 +68,8 @@ interface Problem extends IssueText {
   path: Path;
   value: unknown;
   atKey: boolean;
+  /** Placed in another file (the scenario's policy): reported as that file words it. */
+  placed?: PlacedIn;
 }
 
 /**
@@ -186,9 +189,9 @@ export function parseScenarioText(
     scenario = resolveScenario(
       fileName,
       parsed.data,
-      (path, value, detail, expected) => {
+      (path, value, detail, expected, placed) => {
         if (problems.length < MAX_COLLECTED_PROBLEMS)
-          problems.push({ path, value, detail, expected, atKey: false });
+          problems.push({ path, value, detail, expected, atKey: false, ...(placed ? { placed } : {}) });
         else more++;
       },
       options,
@@ -196,7 +199,17 @@ export function parseScenarioText(
   }
   if (problems.length > 0 || scenario === undefined) {
     const issues = problems.map((p) =>
-      issue(locate(doc, lc, p.path, p.atKey), p.path, p.value, p.detail, p.expected),
+      p.placed === undefined
+        ? issue(locate(doc, lc, p.path, p.atKey), p.path, p.value, p.detail, p.expected)
+        : {
+            file: p.placed.file,
+            line: p.placed.line,
+            col: p.placed.col,
+            path: p.placed.path,
+            value: p.value,
+            expected: p.expected,
+            message: p.placed.message,
+          },
     );
     const seen = new Set<string>();
     const unique = issues.filter((i) => {
@@ -204,7 +217,9 @@ export function parseScenarioText(
       seen.add(i.message);
       return true;
     });
-    unique.sort((a, b) => a.line - b.line || a.col - b.col);
+    // The scenario's own problems first, then those of the files it references, each in file order.
+    const rank = (i: ScenarioIssue): number => (i.file === fileName ? 0 : 1);
+    unique.sort((a, b) => rank(a) - rank(b) || a.line - b.line || a.col - b.col);
     const listed = unique.slice(0, MAX_LISTED_ISSUES);
     throw new ScenarioError(fileName, listed, unique.length - listed.length + more);
   }

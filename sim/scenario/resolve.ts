@@ -17,6 +17,7 @@ import { applyCalibratedProfile } from '../engine/calibrate.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfile, type DeploymentProfileId } from '../engine/profiles.js';
 import { toClientConfig } from './client-config.js';
 import { fieldPath } from './gate-section.js';
+import { type PolicyReporter, resolvePolicy, type ScenarioPolicy } from './policy-section.js';
 import {
   type EngineGroupSpec,
   engineGroupSchema,
@@ -29,8 +30,11 @@ import {
 
 type Path = (string | number)[];
 
-/** Reports a problem at a path of the file. */
-export type Reporter = (path: Path, value: unknown, detail: string, expected: string) => void;
+/**
+ * Reports a problem at a path of the file, or, with `placed`, at a place in a file the scenario
+ * references (its policy), worded as that file's own error.
+ */
+export type Reporter = PolicyReporter;
 
 /** An engine group with its name resolved. */
 export type EngineGroup = EngineGroupSpec & {
@@ -119,6 +123,8 @@ export interface Scenario {
   duration_s: number;
   warmup_s: number;
   gate: LoxilbGate | SmgGate;
+  /** `gate.policy`: admission goes through the policy, in front of the rule or SMG settings. */
+  policy?: ScenarioPolicy;
   /** Engine groups in pool order. */
   engines: EngineGroup[];
   /** One endpoint per engine, in pool order. */
@@ -561,6 +567,8 @@ export function resolveScenario(
     clients,
     timeline,
   };
+  const policy = resolvePolicy(file, s, report, options.cwd ?? process.cwd());
+  if (policy !== undefined) scenario.policy = policy;
   checkClientModels(scenario, report);
   return scenario;
 }

@@ -336,6 +336,62 @@ export const arrivalSchema = z
 // ---------------------------------------------------------------------------------------------
 // Clients
 
+/** The admission envelope's inputs a client carries (read only when the gate has a policy). */
+export const envelopeSchema = z
+  .strictObject({
+    class: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe(
+        "The workload class its verified credential names (the policy's envelope.class_claim). Default: the policy's route or default class.",
+      ),
+    route: z
+      .string()
+      .regex(/^\/[\x21-\x7e]*$/, {
+        error: (iss) =>
+          encode({ detail: `${show(iss.input)} is not a path`, expected: 'a path starting with /' }),
+      })
+      .max(1024)
+      .optional()
+      .describe("The request path the policy's envelope.routes match. Default /v1/chat/completions."),
+    deadline_ms: positive(L.ms)
+      .optional()
+      .describe(
+        "The deadline the client sends in the policy's deadline header, ms from its first send (it may only shorten the class's default). Default: none sent.",
+      ),
+    consequence: z
+      .enum(['read', 'write', 'none'])
+      .optional()
+      .describe('What the request may do to the world (carried in the envelope). Default none.'),
+    idempotency: z
+      .enum(['intent', 'none'])
+      .optional()
+      .describe(
+        'intent: every attempt of one logical request (its automatic retries) sends the same Idempotency-Key; none: no key. Default intent.',
+      ),
+    tool_calls: count(1000)
+      .optional()
+      .describe("Tool calls the request declares (the policy's tool budget). Default 0."),
+    reserve: z
+      .boolean()
+      .optional()
+      .describe(
+        'Health, cancellation or control traffic the gateway itself marks for the reserve. Default false.',
+      ),
+    prompt_estimate_share: positive(1)
+      .optional()
+      .describe(
+        "The gateway's estimate of the prompt tokens as a share of the true count, 0..1 (an estimate from bytes undercounts e.g. CJK text: cost underestimation). Default 1.",
+      ),
+  })
+  .meta({
+    id: 'Envelope',
+    description:
+      "The admission envelope's inputs of a client: class (or route), deadline, consequence, idempotency and declared costs. Only with gate.policy.",
+  });
+
 const requestShape = {
   prompt_tokens: distributionSchema.optional().describe('Prompt tokens per request. Default fixed 512.'),
   output_tokens: distributionSchema
@@ -359,6 +415,11 @@ const requestShape = {
   ttft_slo_ms: positive(L.ms)
     .optional()
     .describe('Time-to-first-token objective for "good" requests, ms. Default none.'),
+  envelope: envelopeSchema
+    .optional()
+    .describe(
+      "The policy's admission envelope inputs; a tenant's fields override the workload's one by one. Only with gate.policy.",
+    ),
 };
 
 /** One tenant of the workload. */
@@ -861,6 +922,14 @@ export const gateSchema = z
     rule: ruleSchema.optional(),
     env: envRecord.optional(),
     smg: smgSchema.optional(),
+    policy: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'A policy file (docs/policy.md), relative to the scenario file: admission goes through the policy (classes, weighted seats, deadlines, five dispositions), in front of the rule or SMG settings.',
+      ),
   })
   .superRefine((g, ctx) => {
     const expected = 'either rule (with optional env) or smg';
@@ -1180,6 +1249,7 @@ export type ScenarioFile = z.output<typeof scenarioFileSchema>;
 export type ArrivalSpec = z.output<typeof arrivalSchema>;
 export type DistributionSpec = z.output<typeof distributionSchema>;
 export type TenantSpec = z.output<typeof tenantSchema>;
+export type EnvelopeSpec = z.output<typeof envelopeSchema>;
 export type RetrySpec = z.output<typeof retrySchema>;
 export type ClosedLoopSpec = z.output<typeof closedLoopSchema>;
 export type TraceSpec = z.output<typeof traceSchema>;

@@ -1,0 +1,111 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ScenarioError } from './errors.js';
+import { loadScenario } from './load.js';
+
+/** A scenario with a policy beside it; line numbers below refer to this text. */
+const SCENARIO = `name: p
+duration_s: 60
+gate:
+  policy: policy.yaml
+  rule:
+    serviceArguments: { externalIP: 192.0.2.10, port: 8080, mode: 4, sse_mode: true, fc_mode: "off" }
+engines:
+  - profile: llama-3.1-8b-h100
+    count: 1
+clients:
+  arrival: { kind: poisson, rate_per_sec: 5 }
+  tenants:
+    - id: a
+      envelope: { class: chat, deadline_ms: 1500, tool_calls: 2 }
+    - id: b
+`;
+
+const POLICY = `version: 1
+capacity_seats: 10
+reserve: { seats: 2 }
+classes:
+  chat:
+    priority: 100
+    guaranteed_seats: 6
+    queue: { max_count: 4, max_age_ms: 1000, max_cost_seats: 8 }
+    deadline: { default_ms: 2000 }
+envelope: { default_class: chat }
+`;
+
+function dirWith(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-policy-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+async function errorOf(path: string): Promise<ScenarioError> {
+  try {
+    await loadScenario(path);
+  } catch (err) {
+    if (err instanceof ScenarioError) return err;
+    throw err;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+describe('gate.policy', () => {
+  it('reads the policy beside the scenario and carries the envelope inputs', async () => {
+    const dir = dirWith({ 's.yaml': SCENARIO, 'policy.yaml': POLICY });
+    const s = await loadScenario(join(dir, 's.yaml'));
+    expect(s.policy?.file).toBe(join(dir, 'policy.yaml'));
+    expect(s.policy?.classes).toEqual(['chat']);
+    expect(s.policy?.text).toBe(POLICY);
+    expect(s.clients.tenants?.[0]?.envelope).toEqual({ class: 'chat', deadline_ms: 1500, tool_calls: 2 });
+  });
+
+  it("reports the policy file's problems at their place in the policy file", async () => {
+    const bad = POLICY.replace(
+      '    guaranteed_seats: 6\n',
+      '    guaranteed_seats: 6\n    lendble_pct: 10\n',
+    ).replace('max_count: 4', 'max_count: -1');
+    const dir = dirWith({ 's.yaml': SCENARIO, 'policy.yaml': bad });
+    const err = await errorOf(join(dir, 's.yaml'));
+    const pf = join(dir, 'policy.yaml');
+    expect(err.message.split('\n')).toEqual([
+      `${pf}:8:5: classes.chat.lendble_pct: unknown key (did you mean lendable_pct?)`,
+      `${pf}:9:25: classes.chat.queue.max_count: -1 is below the minimum 0`,
+    ]);
+    expect(err.issues[0]).toMatchObject({ file: pf, line: 8, col: 5, path: 'classes.chat.lendble_pct' });
+  });
+
+  it('names a missing policy file at gate.policy', async () => {
+    const dir = dirWith({ 's.yaml': SCENARIO });
+    const err = await errorOf(join(dir, 's.yaml'));
+    expect(err.message).toContain(`s.yaml:4:11: gate.policy: "policy.yaml" was not found`);
+  });
+
+  it('refuses a class the policy does not declare, listing the classes', async () => {
+    const dir = dirWith({ 's.yaml': SCENARIO.replace('class: chat', 'class: batch'), 'policy.yaml': POLICY });
+    const err = await errorOf(join(dir, 's.yaml'));
+    expect(err.message).toBe(
+      `${join(dir, 's.yaml')}:14:26: clients.tenants[0].envelope.class: "batch" is not a class of ${join(dir, 'policy.yaml')}`,
+    );
+    expect(err.issues[0]?.expected).toBe('one of chat');
+  });
+
+  it('refuses envelope inputs without a policy', async () => {
+    const dir = dirWith({ 's.yaml': SCENARIO.replace('  policy: policy.yaml\n', '') });
+    const err = await errorOf(join(dir, 's.yaml'));
+    expect(err.message).toContain('clients.tenants[0].envelope: is given without gate.policy');
+  });
+
+  it('checks each envelope field with its bound', async () => {
+    const dir = dirWith({
+      's.yaml': SCENARIO.replace('tool_calls: 2', 'tool_calls: 2000, prompt_estimate_share: 1.5, route: v1'),
+      'policy.yaml': POLICY,
+    });
+    const lines = (await errorOf(join(dir, 's.yaml'))).message.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines.join('\n')).toMatch(/envelope\.tool_calls: 2000 is above the maximum 1000/);
+    expect(lines.join('\n')).toMatch(/envelope\.prompt_estimate_share: 1\.5 is above the maximum 1/);
+    expect(lines.join('\n')).toMatch(/envelope\.route: "v1" is not a path/);
+  });
+});
