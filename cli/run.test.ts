@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { type ProcessResult, sluiceProcess } from './test-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { vi } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 
 const run = promisify(execFile);
 

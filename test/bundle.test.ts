@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshBuild } from '../bin/fresh-build.js';
 import { SLUICE_BIN } from '../cli/test-process.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 
 const exec = promisify(execFile);
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { importsOf, importViolations } from './import-graph.js';
 
 const SKIP = new Set(['node_modules', 'dist', 'out', '.git']);

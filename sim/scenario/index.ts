@@ -10,6 +10,7 @@ export {
   toRetry,
   type WorkloadShiftConfig,
 } from './client-config.js';
+export { dataFileCandidates, expandVars, REPO_ROOT } from './data-files.js';
 export { type LibraryEntry, renderReadme, renderSchemaFile, scenarioJsonSchema } from './docs.js';
 export {
   formatPath,
@@ -20,22 +21,19 @@ export {
 } from './errors.js';
 export { GATE_ENV_NAMES } from './gate-section.js';
 export { deepFreeze, loadScenario, parseScenarioText, type ScenarioLoadOptions } from './load.js';
-export {
-  dataFileCandidates,
-  type EngineGroup,
-  expandVars,
-  generatedEndpoint,
-  type LoxilbGate,
-  type PoolEndpoint,
-  REPO_ROOT,
-  type ResolvedTrace,
-  type RuleEndpointInput,
-  type RuleInput,
-  type Scenario,
-  type SmgGate,
-  type Telemetry,
-  type TimelineEvent,
+export type {
+  EngineGroup,
+  LoxilbGate,
+  PoolEndpoint,
+  ResolvedTrace,
+  RuleEndpointInput,
+  RuleInput,
+  Scenario,
+  SmgGate,
+  Telemetry,
+  TimelineEvent,
 } from './resolve.js';
+export { generatedEndpoint } from './resolve-engines.js';
 export {
   type ArrivalSpec,
   type ClientsSpec,
