@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { writeRunReport } from '../reports/run-report.js';
+import { hasClassColumns } from '../sim/run/policy-admission.js';
 import { runScenario } from '../sim/run/run.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
@@ -26,6 +27,7 @@ export function runCommand(): Command {
           ? new FileSink(
               opts.out,
               scenario.endpoints.map((e) => e.id),
+              { classColumns: hasClassColumns(scenario) },
             )
           : new MemorySink(false);
         const summary = await runScenario(scenario, {

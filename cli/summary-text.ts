@@ -14,6 +14,36 @@ const ms2 = (p: Percentiles): string =>
     ? '-'
     : `p50 ${p.p50.toFixed(1)}  p95 ${p.p95.toFixed(1)}  p99 ${p.p99.toFixed(1)}  max ${p.max.toFixed(1)}`;
 
+/** `k n, k n` of the non-zero counts. */
+const counts = (r: Readonly<Record<string, number>>): string =>
+  Object.entries(r)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+
+/** One row per workload class (clients with envelope classes), then the policy's totals. */
+function classRows(s: RunSummary): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const c of s.classes ?? []) {
+    const disp = counts(c.dispositions);
+    rows.push([
+      `class ${c.class}`,
+      `offered ${c.offered}, completed ${c.completed}, useful on time ${c.useful_on_time} (${(c.useful_share * 100).toFixed(1)} %), late ${c.completed_late}${disp === '' ? '' : `; ${disp}`}`,
+    ]);
+    const why = counts(c.reject_reasons);
+    if (why !== '') rows.push([`  rejected`, why]);
+  }
+  const p = s.policy;
+  if (p !== undefined) {
+    const useful = Object.values(p.useful_on_time).reduce((a, b) => a + b, 0);
+    rows.push([
+      'policy',
+      `${p.file}: useful on time ${useful}; deferred completed ${p.deferred.completed}, pending at end ${p.deferred.pending_at_end}`,
+    ]);
+  }
+  return rows;
+}
+
 /** Renders the summary as aligned lines. */
 export function summaryText(s: RunSummary): string {
   const rows: [string, string][] = [
@@ -58,6 +88,7 @@ export function summaryText(s: RunSummary): string {
         .join(', '),
     ],
     ['conservation', s.conservation_ok ? 'ok' : 'BROKEN'],
+    ...classRows(s),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   return `${rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;

@@ -10,6 +10,7 @@ import { decisionsChart } from './charts/decisions.js';
 import { goodputChart } from './charts/goodput.js';
 import { latencyChart } from './charts/latency.js';
 import { tenantChart } from './charts/tenants.js';
+import { classSections } from './class-sections.js';
 import { readRunDir } from './files.js';
 import { runFindingsSection } from './findings.js';
 import { summaryTable, tenantCsv, tenantTable } from './tables.js';
@@ -86,6 +87,7 @@ export function runReport(
     });
   }
   if (summary.tenants.length > 0) sections.push(tenantTable(summary.tenants));
+  sections.push(...classSections(summary));
   sections.push(...(opts.extraSections ?? []));
   return {
     title: opts.title ?? `Sluice run: ${summary.scenario}`,

@@ -29,8 +29,8 @@ import type { LoxilbGate, SmgGate as SmgSection } from '../scenario/resolve.js';
 export interface ClientView {
   status: number;
   error: string;
-  /** Retry-After, s. */
-  retryAfterS: number;
+  /** Retry-After, s; undefined when the server cannot justify one (a policy's `unknown`). */
+  retryAfterS: number | undefined;
   /** The body's jitter_hint_ms, when the dialect sends one. */
   jitterHintMs?: number;
 }

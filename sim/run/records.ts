@@ -47,7 +47,27 @@ export interface RequestRecord {
   generated_tokens: number;
   /** Tokens generated after the client had left. */
   wasted_tokens: number;
+  // ---- only for clients with admission-envelope inputs (see CLASS_REQUEST_COLUMNS)
+  /** The request's workload class (the envelope's; with a policy, as the policy derived it). */
+  class?: string;
+  /** With a policy, its one disposition: admit, queue, degrade, defer, reject; else ''. */
+  disposition?: string;
+  /** With a policy: the reject reason, the degrade mode, or the reason a queued request expired; else ''. */
+  reason?: string;
+  /** Completed by its deadline (the envelope's, else the client's); '' when it has none. */
+  deadline_met?: boolean | '';
+  /** Completed while its client still waited, by its deadline: a useful on-time completion. */
+  useful?: boolean;
 }
+
+/** Columns appended to `requests.csv` when the clients carry envelope inputs (the rest keep their place). */
+export const CLASS_REQUEST_COLUMNS = [
+  'class',
+  'disposition',
+  'reason',
+  'deadline_met',
+  'useful',
+] as const satisfies readonly (keyof RequestRecord)[];
 
 export const REQUEST_COLUMNS: readonly (keyof RequestRecord)[] = [
   'id',
@@ -146,6 +166,43 @@ export interface RunSummary {
   /** Conservation: attempts = completed + shed + timed_out + cancelled + drained + failed + in_system. */
   conservation_ok: boolean;
   events: number;
+  /** Per workload class, when the clients carry envelope classes (with or without a policy). */
+  classes?: ClassSummary[];
+  /** The policy's scorecard, when the scenario has `gate.policy`. */
+  policy?: PolicySummary;
+}
+
+/** One workload class's outcomes over the measured window. */
+export interface ClassSummary {
+  class: string;
+  /** Logical requests first sent in the measured window. */
+  offered: number;
+  attempts: number;
+  completed: number;
+  /** Completions while the client still waited, by the request's deadline. */
+  useful_on_time: number;
+  /** useful_on_time / offered. */
+  useful_share: number;
+  /** Completions after the deadline (work done too late to be useful). */
+  completed_late: number;
+  /** Attempts by disposition (with a policy; empty otherwise). */
+  dispositions: Record<string, number>;
+  /** Rejected attempts by reason (with a policy; empty otherwise). */
+  reject_reasons: Record<string, number>;
+  /** Time in the policy's queue of attempts that queued, ms. */
+  queue_wait_ms: Percentiles;
+}
+
+/** The policy section of `summary.json`: the host's scorecard snapshot and the simulator's own tallies. */
+export interface PolicySummary {
+  /** The policy file. */
+  file: string;
+  /** The gate host's scorecard (`PolicyGate.snapshot()`), as it reports it. */
+  scorecard: unknown;
+  /** Useful on-time completions per class (the simulator's measure, from the clients' side). */
+  useful_on_time: Record<string, number>;
+  /** Requests deferred and later completed / still pending at the end. */
+  deferred: { completed: number; pending_at_end: number };
 }
 
 /** One row per simulated second (`timeseries.csv`). */

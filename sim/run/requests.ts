@@ -25,7 +25,25 @@ import type { EngineNode, SimEngineRequest } from './engines.js';
 import { round3 } from './histogram.js';
 import type { Outcome, RequestRecord } from './records.js';
 
-type Phase = 'new' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
+/** `held`: waiting in the policy's class queue or its defer store, before the gate proper. */
+type Phase = 'new' | 'held' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
+
+/** What a policy in front of the gate made of a new attempt (see {@link PolicyHooks}). */
+export type PolicyVerdict =
+  | { readonly kind: 'go' }
+  | { readonly kind: 'held' }
+  | { readonly kind: 'refuse'; readonly view: ClientView; readonly outcome: 'shed' | 'timed_out' };
+
+/**
+ * The policy in front of the gate (sim/run/policy-admission.ts): it decides each new inference
+ * attempt, may hold it (queue, defer) and later let it go on ({@link Lifecycle.policyGo}) or refuse
+ * it ({@link Lifecycle.policyRefuse}), and hears how every attempt it saw ended.
+ */
+export interface PolicyHooks {
+  arrive(a: Attempt): PolicyVerdict;
+  /** The attempt ended (its seats go back); `clientLeft` when its client disconnected. */
+  ended(a: Attempt, outcome: Outcome, clientLeft: boolean): void;
+}
 
 /**
  * One attempt in flight. It is also the request a single engine serves (the common case, no
@@ -48,12 +66,24 @@ export class Attempt implements SimEngineRequest {
   leg: RequestProgress | null = null;
   deadline: EventHandle | null = null;
   decision: RequestRecord['decision'] = 'admit';
+  // ---- set by a policy in front of the gate (sim/run/policy-admission.ts)
+  /** The class the policy derived. */
+  className: string | undefined = undefined;
+  /** The policy's disposition ('' without a policy). */
+  disposition = '';
+  /** The reject reason, degrade mode or expiry reason ('' otherwise). */
+  reason = '';
+  /** The deadline the policy's envelope carried, absolute ms; -1 when none was derived. */
+  policyDeadlineMs = -1;
+  /** The policy's own state of this attempt (its grant, ticket or deferred item). */
+  policyState: unknown = undefined;
   /** Neighbours in the lifecycle's list of live attempts (oldest first). */
   prevLive: Attempt | null = null;
   nextLive: Attempt | null = null;
   /** As an engine request: the descriptor's token counts, and when it reached the engine (ms). */
   readonly promptTokens: number;
-  readonly outputTokens: number;
+  /** The descriptor's, or fewer when a policy degraded the request to a reduced max_tokens. */
+  outputTokens: number;
   arrivalMs = -1;
   constructor(readonly d: RequestDescriptor) {
     this.promptTokens = d.promptTokens;
@@ -65,6 +95,10 @@ export class Attempt implements SimEngineRequest {
    */
   get id(): string {
     return String(this.d.id);
+  }
+  /** Output tokens generated so far (ended legs and the leg in progress). */
+  get generatedSoFar(): number {
+    return generatedTokens(this);
   }
   /** As an engine request, the run's context is the attempt itself. */
   get ctx(): Attempt {
@@ -111,6 +145,12 @@ export interface LifecycleOptions {
   observer?: RunObserver;
   /** Time a non-streamed request's TTFT to its whole answer, as its client sees it (see `RunOptions.clientTtft`). */
   clientTtft?: boolean;
+  /** A policy in front of the gate (`gate.policy`). */
+  policy?: PolicyHooks;
+  /** Fill the records' class fields (the clients carry envelope inputs, or a policy is configured). */
+  classColumns?: boolean;
+  /** The class of a request whose client names none, without a policy. */
+  defaultClass?: string;
 }
 
 /** Watches the gate's decisions in a run. */
@@ -203,6 +243,44 @@ export class Lifecycle implements GateHost {
       const at = Math.max(d.deadlineMs, sim.now());
       a.deadline = sim.schedule(at, this.#onDeadline, a);
     }
+    const policy = this.#o.policy;
+    if (policy !== undefined && d.inference) {
+      const v = policy.arrive(a);
+      if (v.kind === 'held') {
+        a.phase = 'held';
+        a.decision = 'queued';
+        a.queuedAtMs = sim.now();
+        this.#o.onGaugeChange();
+        return;
+      }
+      if (v.kind === 'refuse') {
+        a.decision = 'refuse';
+        this.#end(a, v.outcome, v.view.status, v.view.error, false, v.view);
+        this.#o.onGaugeChange();
+        return;
+      }
+    }
+    this.#gate(a);
+  }
+
+  /** A policy lets a held attempt go on to the gate now. */
+  policyGo(a: Attempt): void {
+    if (a.phase !== 'held') return;
+    a.phase = 'new';
+    this.#gate(a);
+  }
+
+  /** A policy refuses a held attempt (its queue expired, its deferred item could not be served). */
+  policyRefuse(a: Attempt, view: ClientView, outcome: 'shed' | 'timed_out'): void {
+    if (a.phase !== 'held') return;
+    this.#end(a, outcome, view.status, view.error, false, view);
+    this.#o.onGaugeChange();
+  }
+
+  /** The gate's decision of an attempt (after the policy's, when there is one). */
+  #gate(a: Attempt): void {
+    const { sim, admission } = this.#o;
+    const d = a.d;
     const inflightBefore = this.#o.observer === undefined ? 0 : admission.pool().inflight;
     const req: AdmissionRequest =
       d.tenant === undefined
@@ -319,7 +397,7 @@ export class Lifecycle implements GateHost {
     }
     const d = a.d;
     const decodeOnly = phase === 'decode' && d.pd;
-    const outputTokens = phase === 'prefill' ? 1 : d.outputTokens;
+    const outputTokens = phase === 'prefill' ? 1 : a.outputTokens;
     const arrivalMs = this.#o.sim.now();
     const rec = d.recorded;
     if (rec === undefined && !d.pd) a.arrivalMs = arrivalMs;
@@ -458,6 +536,7 @@ export class Lifecycle implements GateHost {
       a.deadline = null;
     }
     this.#releaseUnits(a);
+    if (a.policyState !== undefined) this.#o.policy?.ended(a, outcome, clientLeft);
     this.#o.record(this.#recordOf(a, now, outcome, status, error, clientLeft && wasExecuting, clientLeft));
     const d = a.d;
     if (outcome !== 'completed' && outcome !== 'cancelled' && this.#retry(a, status, refusal)) return;
@@ -471,7 +550,7 @@ export class Lifecycle implements GateHost {
       {
         attempt: a.d.attempt,
         status,
-        ...(r === undefined ? {} : { retryAfterSec: r.retryAfterS }),
+        ...(r?.retryAfterS === undefined ? {} : { retryAfterSec: r.retryAfterS }),
         ...(r?.jitterHintMs === undefined ? {} : { jitterHintMs: r.jitterHintMs }),
       },
       this.#o.retryRng,
@@ -541,6 +620,20 @@ export class Lifecycle implements GateHost {
     r.good = good;
     r.generated_tokens = clientLeft && !completed ? 0 : generated;
     r.wasted_tokens = wasted ? generated : 0;
+    if (this.#o.classColumns === true) {
+      const env = d.envelope;
+      r.class = a.className ?? env?.className ?? this.#o.defaultClass ?? '';
+      r.disposition = a.disposition;
+      r.reason = a.reason;
+      const dl =
+        a.policyDeadlineMs >= 0
+          ? a.policyDeadlineMs
+          : env?.deadlineMs !== undefined
+            ? d.firstSentAtMs + env.deadlineMs
+            : d.deadlineMs;
+      r.deadline_met = dl === undefined ? '' : completed && now <= dl;
+      r.useful = completed && !clientLeft && (dl === undefined || now <= dl);
+    }
     return r;
   }
 }

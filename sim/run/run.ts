@@ -30,8 +30,10 @@ import { Simulator } from '../kernel/simulator.js';
 import { toClientConfig } from '../scenario/client-config.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { type Admission, buildAdmission } from './admission.js';
+import { ClassStats } from './class-stats.js';
 import { buildEngines, type EngineNode } from './engines.js';
 import { round3 } from './histogram.js';
+import { hasClassColumns, policySummary, SimPolicy } from './policy-admission.js';
 import type { RunSummary, SecondRow } from './records.js';
 import { Lifecycle, type RunObserver } from './requests.js';
 import type { RunSink } from './sinks.js';
@@ -92,6 +94,15 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       lifecycle!.ended(t, r),
   };
   const admission: Admission = buildAdmission(scenario.gate, sim, host);
+  // `gate.policy`: the policy decides first, on the same virtual clock (sim/run/policy-admission.ts).
+  const policy = scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim);
+  const classColumns = hasClassColumns(scenario);
+  const classStats = classColumns
+    ? new ClassStats(
+        warmupMs,
+        policy?.policy.classes.map((c) => c.name),
+      )
+    : null;
   const nodes: EngineNode[] = buildEngines(
     sim,
     seed,
@@ -125,6 +136,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     nextAttempt: (prev, atMs) => factory.retry(prev, atMs),
     record: (r) => {
       stats.record(r);
+      classStats?.record(r);
       sink.request(r);
     },
     logicalEnd: (d, now) => {
@@ -139,11 +151,15 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     onEndpointResult: breaker,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
     ...(opts.clientTtft ? { clientTtft: true } : {}),
+    ...(policy === undefined ? {} : { policy, defaultClass: policy.policy.document.envelope.default_class }),
+    ...(classColumns ? { classColumns: true } : {}),
     onGaugeChange: () => {
       const p = admission.pool();
-      stats.observe(p.inflight, p.queue.length);
+      if (policy === undefined) stats.observe(p.inflight, p.queue.length);
+      else stats.observe(Math.max(p.inflight, policy.gate.leases), p.queue.length + policy.gate.waiting);
     },
   });
+  policy?.attach(lifecycle);
 
   // ---- open-loop arrivals (and shifts of the arrival process) -----------
   interface Feed extends ArrivalFeed {
@@ -223,8 +239,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     for (const k of Object.keys(now) as (keyof typeof now)[]) delta[k] = now[k] - lastDecisions[k];
     lastDecisions = now;
     const row: SecondRow = stats.second(Math.round(sim.now() / 1000), {
-      inflight: p.inflight,
-      queued: p.queue.length,
+      inflight: policy === undefined ? p.inflight : Math.max(p.inflight, policy.gate.leases),
+      queued: policy === undefined ? p.queue.length : p.queue.length + policy.gate.waiting,
       limit: p.bucket ? p.bucket.capacity : p.effective,
       configured_limit: p.bucket ? p.bucket.capacity : p.cfg.maxOutstanding,
       queue_depth: p.cfg.queueDepth,
@@ -270,6 +286,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     anomalies: { ...admission.anomalies },
     events: sim.eventCount,
   });
+  if (classStats !== null) summary.classes = classStats.summary();
+  if (policy !== undefined) summary.policy = policySummary(policy, summary.classes ?? []);
   await sink.close(summary);
   return summary;
 }

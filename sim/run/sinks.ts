@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DECISION_REASONS } from '../../gate/index.js';
 import {
+  CLASS_REQUEST_COLUMNS,
   REQUEST_COLUMNS,
   type RequestRecord,
   type RunSummary,
@@ -204,6 +205,9 @@ function writeRowLine(f: CsvFile, row: readonly (string | number)[]): void {
   else f.push(row);
 }
 
+/** Every column of a request line with the class columns. */
+const CLASS_LINE: readonly (keyof RequestRecord)[] = [...REQUEST_COLUMNS, ...CLASS_REQUEST_COLUMNS];
+
 /** Writes `requests.csv`, `timeseries.csv` and `summary.json` into `dir`. */
 export class FileSink implements RunSink {
   readonly #requests: CsvFile;
@@ -211,17 +215,27 @@ export class FileSink implements RunSink {
   /** A time-series row's values, refilled every second. */
   readonly #secondValues: (string | number)[] = [];
 
+  /** The class columns follow the request columns (see {@link CLASS_REQUEST_COLUMNS}). */
+  readonly #classColumns: boolean;
+
+  /** @param opts.classColumns append the class columns to requests.csv (a run whose clients carry envelope inputs) */
   constructor(
     readonly dir: string,
     endpointIds: readonly string[],
+    opts: { classColumns?: boolean } = {},
   ) {
     mkdirSync(dir, { recursive: true });
-    this.#requests = new CsvFile(join(dir, 'requests.csv'), REQUEST_COLUMNS);
+    this.#classColumns = opts.classColumns === true;
+    this.#requests = new CsvFile(
+      join(dir, 'requests.csv'),
+      this.#classColumns ? CLASS_LINE : REQUEST_COLUMNS,
+    );
     this.#seconds = new CsvFile(join(dir, 'timeseries.csv'), secondColumns(endpointIds));
   }
 
   request(r: RequestRecord): void {
-    writeRequestLine(this.#requests, r);
+    if (this.#classColumns) this.#requests.pushLine(csvLine(CLASS_LINE.map((c) => r[c] ?? '')));
+    else writeRequestLine(this.#requests, r);
   }
 
   second(row: SecondRow): void {

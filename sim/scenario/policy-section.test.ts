@@ -91,10 +91,16 @@ describe('gate.policy', () => {
     expect(err.issues[0]?.expected).toBe('one of chat');
   });
 
-  it('refuses envelope inputs without a policy', async () => {
-    const dir = dirWith({ 's.yaml': SCENARIO.replace('  policy: policy.yaml\n', '') });
+  it('without a policy takes class and deadline_ms (labels of the outcomes) and refuses the rest', async () => {
+    const plain = SCENARIO.replace('  policy: policy.yaml\n', '');
+    const dir = dirWith({ 's.yaml': plain, 'ok.yaml': plain.replace(', tool_calls: 2', '') });
     const err = await errorOf(join(dir, 's.yaml'));
-    expect(err.message).toContain('clients.tenants[0].envelope: is given without gate.policy');
+    expect(err.message).toBe(
+      `${join(dir, 's.yaml')}:13:59: clients.tenants[0].envelope.tool_calls: is given without gate.policy (only a policy reads it)`,
+    );
+    const s = await loadScenario(join(dir, 'ok.yaml'));
+    expect(s.policy).toBeUndefined();
+    expect(s.clients.tenants?.[0]?.envelope).toEqual({ class: 'chat', deadline_ms: 1500 });
   });
 
   it('checks each envelope field with its bound', async () => {

@@ -11,6 +11,9 @@ import type { EnvelopeSpec, ScenarioFile } from './schema.js';
 
 type Path = (string | number)[];
 
+/** Envelope keys a scenario without a policy may give: they label and judge outcomes. */
+const LABEL_KEYS: ReadonlySet<string> = new Set(['class', 'deadline_ms']);
+
 /** Where an issue of another file (the policy) is, for the scenario's error. */
 export interface PlacedIn {
   readonly file: string;
@@ -68,13 +71,18 @@ export function resolvePolicy(
       envelopes.push({ path: ['clients', 'tenants', i, 'envelope'], env: t.envelope });
   });
   if (ref === undefined) {
+    // Without a policy, the class and the deadline only label and judge the outcomes (per-class
+    // useful on-time completions, to compare with a run of the same clients under a policy);
+    // anything else would be a setting that changes nothing.
     for (const e of envelopes)
-      report(
-        e.path,
-        e.env,
-        'is given without gate.policy (only a policy reads it)',
-        'gate.policy, or no envelope',
-      );
+      for (const [k, v] of Object.entries(e.env))
+        if (!LABEL_KEYS.has(k))
+          report(
+            [...e.path, k],
+            v,
+            'is given without gate.policy (only a policy reads it)',
+            'gate.policy, or only class and deadline_ms',
+          );
     return undefined;
   }
   const name = policyFileName(scenarioFile, ref);

@@ -1,0 +1,302 @@
+/**
+ * A scenario's `gate.policy` in the run: the gate host's {@link PolicyGate} on the run's virtual
+ * clock, in front of the gate proper (the rule or SMG settings). Each new inference attempt gets
+ * its envelope from the client's inputs (the class claim of its credential, its route, the
+ * deadline and Idempotency-Key headers it sends, its declared costs) and one disposition:
+ *
+ * - admit: on to the gate with its lease;
+ * - queue: held until the policy dispatches it (on to the gate) or it expires (refused, 503);
+ * - degrade: on to the gate with the reduced max_tokens the engine then generates (a fallback
+ *   pool is not modelled: the run offers none, so the policy never chooses one);
+ * - defer: the client gets its 202 and status id; the item waits in the in-memory defer store
+ *   and the policy's drain feeds it back at its pace (the request runs then), or it expires;
+ * - reject: refused with the reason as its error and a Retry-After only when the policy gives
+ *   one (else the client's own fallback delay).
+ *
+ * Every ending goes back to the policy (seats, useful on time, estimator error).
+ */
+import {
+  type AdmissionEnvelope,
+  type Clock,
+  deriveEnvelope,
+  type EnvelopeInputs,
+  type Policy,
+  type PolicyAdmission,
+  PolicyGate,
+  type PolicyLease,
+  type PolicyRejectReason,
+  type PolicySnapshot,
+  type PolicyWaiter,
+  parsePolicy,
+  type PolicyQueueExit as QueueExit,
+} from '../../gate/index.js';
+import type { ScenarioPolicy } from '../scenario/policy-section.js';
+import type { Scenario } from '../scenario/resolve.js';
+import type { ClientView } from './admission.js';
+import type { ClassSummary, Outcome, PolicySummary } from './records.js';
+import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.js';
+
+/** The path a client without a route sends to. */
+export const DEFAULT_ROUTE = '/v1/chat/completions';
+
+/** HTTP status of a policy reject, by reason (RFC 6585's 429 for a caller's quota; 503 for the service's capacity). */
+export const REJECT_STATUS: Readonly<Record<PolicyRejectReason, number>> = {
+  tenant_quota: 429,
+  retry_budget: 429,
+  duplicate_intent: 409,
+  class_capacity: 503,
+  queue_full: 503,
+  dependency_open: 503,
+  deadline_impossible: 503,
+};
+
+/** What the run's policy made of the deferred work, beside the host's own scorecard. */
+export interface DeferTally {
+  /** Deferred attempts whose request later completed. */
+  completed: number;
+}
+
+type Held =
+  | { kind: 'lease'; lease: PolicyLease<Attempt> }
+  | { kind: 'waiter'; waiter: PolicyWaiter<Attempt> }
+  | { kind: 'deferred'; id: string };
+
+/** The policy in front of a run's gate. */
+export class SimPolicy implements PolicyHooks {
+  readonly file: string;
+  readonly policy: Policy;
+  readonly gate: PolicyGate<Attempt>;
+  readonly #clock: Clock;
+  #lifecycle: Lifecycle | null = null;
+  /** Deferred attempts by the store's item id. */
+  readonly #deferred = new Map<string, Attempt>();
+  readonly defers: DeferTally = { completed: 0 };
+
+  constructor(section: ScenarioPolicy, clock: Clock) {
+    this.file = section.file;
+    this.policy = parsePolicy(section.text, section.file);
+    clock = microsecondClock(clock);
+    this.#clock = clock;
+    let ids = 0;
+    this.gate = new PolicyGate<Attempt>({
+      policy: this.policy,
+      clock,
+      // Ids from a counter: the run's outputs must not depend on anything but the seed.
+      deferId: () => `d${(++ids).toString(36)}`,
+      events: {
+        onDispatch: (lease) => this.#dispatched(lease),
+        onExpire: (a, why) => this.#expired(a, why),
+        onDrain: (item) => {
+          const a = this.#deferred.get(item.id);
+          this.#deferred.delete(item.id);
+          return a !== undefined && a.phase === 'held' ? a : undefined;
+        },
+        onDeferExpire: (item) => {
+          const a = this.#deferred.get(item.id);
+          this.#deferred.delete(item.id);
+          if (a === undefined) return;
+          a.policyState = undefined;
+          a.reason = 'defer_expired';
+          this.#lc().policyRefuse(
+            a,
+            { status: 504, error: 'defer_expired', retryAfterS: undefined },
+            'timed_out',
+          );
+        },
+      },
+    });
+  }
+
+  /** The lifecycle the policy hands held attempts back to (set once, after both exist). */
+  attach(lifecycle: Lifecycle): void {
+    this.#lifecycle = lifecycle;
+  }
+
+  #lc(): Lifecycle {
+    if (this.#lifecycle === null) throw new Error('SimPolicy: no lifecycle attached');
+    return this.#lifecycle;
+  }
+
+  /** The envelope of an attempt, from its client's inputs, at `now`. */
+  envelopeOf(a: Attempt, now: number): AdmissionEnvelope {
+    const d = a.d;
+    const e = d.envelope;
+    const doc = this.policy.document.envelope;
+    const claims: Record<string, unknown> = {};
+    if (d.tenant !== undefined) claims[doc.tenant_claim] = d.tenant;
+    if (e?.className !== undefined && doc.class_claim !== undefined) claims[doc.class_claim] = e.className;
+    const headers = new Map<string, string>();
+    const dh = doc.client_header.deadline_ms;
+    if (dh !== undefined && e?.deadlineMs !== undefined)
+      headers.set(dh, String(Math.max(0, Math.floor(d.firstSentAtMs + e.deadlineMs - now))));
+    if (e?.idempotency !== 'none') headers.set(this.policy.retry.idempotencyHeader, `intent-${d.logicalId}`);
+    const inputs: EnvelopeInputs = {
+      claims,
+      path: e?.route ?? DEFAULT_ROUTE,
+      header: (name) => headers.get(name),
+      cost: {
+        promptTokens: Math.round(d.promptTokens * (e?.promptEstimateShare ?? 1)),
+        maxOutputTokens: d.outputTokens,
+        toolCalls: e?.toolCalls ?? 0,
+      },
+      ...(e?.consequence === undefined ? {} : { consequence: e.consequence }),
+      ...(e?.reserve === true ? { reserve: true } : {}),
+    };
+    const r = deriveEnvelope(this.policy, inputs, now);
+    // The scenario's inputs were checked against the policy when it was loaded.
+    if (!r.ok) throw new Error(`request ${d.id}: ${r.problem.field}: ${r.problem.detail}`);
+    // A class claim the policy has no claim name for is still the class the client is in.
+    if (e?.className !== undefined && doc.class_claim === undefined && r.envelope.className !== e.className)
+      return { ...r.envelope, className: e.className };
+    return r.envelope;
+  }
+
+  arrive(a: Attempt): PolicyVerdict {
+    const now = this.#clock.now();
+    const env = this.envelopeOf(a, now);
+    a.className = env.className;
+    a.policyDeadlineMs = env.deadlineMs;
+    const res: PolicyAdmission<Attempt> = this.gate.submit(env, a);
+    a.disposition = res.kind;
+    switch (res.kind) {
+      case 'admit':
+        this.#hold(a, { kind: 'lease', lease: res.lease });
+        return GO;
+      case 'degrade':
+        a.reason =
+          res.mode.kind === 'max_tokens'
+            ? `max_tokens_${res.mode.max_output_tokens}`
+            : `pool_${res.mode.pool}`;
+        this.#hold(a, { kind: 'lease', lease: res.lease });
+        this.#cap(a, res.lease);
+        return GO;
+      case 'queue':
+        this.#hold(a, { kind: 'waiter', waiter: res.waiter });
+        return HELD;
+      case 'defer':
+        this.#hold(a, { kind: 'deferred', id: res.item.id });
+        this.#deferred.set(res.item.id, a);
+        return HELD;
+      case 'reject':
+        a.reason = res.reason;
+        return {
+          kind: 'refuse',
+          outcome: 'shed',
+          view: {
+            status: REJECT_STATUS[res.reason],
+            error: res.reason,
+            retryAfterS: res.retryAfter === 'unknown' ? undefined : res.retryAfter,
+          },
+        };
+    }
+  }
+
+  #hold(a: Attempt, h: Held): void {
+    a.policyState = h;
+  }
+
+  /** A max_tokens degrade: the engine generates no more than the lease allows. */
+  #cap(a: Attempt, lease: PolicyLease<Attempt>): void {
+    const max = lease.maxOutputTokens;
+    if (max !== undefined && max < a.outputTokens) a.outputTokens = Math.max(1, max);
+  }
+
+  #dispatched(lease: PolicyLease<Attempt>): void {
+    const a = lease.ctx;
+    if (a.phase !== 'held') {
+      // Its client left in the same instant: the seats go straight back.
+      this.gate.release(lease, { outcome: 'cancelled', clientConnected: false });
+      return;
+    }
+    this.#hold(a, { kind: 'lease', lease });
+    this.#cap(a, lease);
+    this.#lc().policyGo(a);
+  }
+
+  #expired(a: Attempt, why: QueueExit): void {
+    a.policyState = undefined;
+    a.reason = `queue_${why}`;
+    this.#lc().policyRefuse(a, EXPIRED_VIEW, 'timed_out');
+  }
+
+  ended(a: Attempt, outcome: Outcome, clientLeft: boolean): void {
+    const h = a.policyState as Held | undefined;
+    a.policyState = undefined;
+    if (h === undefined) return;
+    const now = this.#clock.now();
+    if (h.kind === 'waiter') {
+      this.gate.cancel(h.waiter);
+      return;
+    }
+    if (h.kind === 'deferred') {
+      this.#deferred.delete(h.id);
+      this.gate.cancelDeferred(h.id);
+      return;
+    }
+    const completed = outcome === 'completed';
+    if (completed && h.lease.via === 'drain') this.defers.completed++;
+    this.gate.release(h.lease, {
+      outcome: completed ? 'completed' : clientLeft || outcome === 'cancelled' ? 'cancelled' : 'failed',
+      clientConnected: !clientLeft,
+      useful: completed && now <= a.policyDeadlineMs,
+      actual: { promptTokens: a.d.promptTokens, outputTokens: a.generatedSoFar },
+      status: completed ? 200 : 502,
+    });
+  }
+
+  /** Deferred attempts still waiting in the store. */
+  get deferredPending(): number {
+    return this.#deferred.size;
+  }
+
+  /** The host's scorecard. */
+  snapshot(): PolicySnapshot {
+    return this.gate.snapshot();
+  }
+}
+
+/**
+ * The run's clock as the policy host sees it, with every timer rounded up to the simulator's whole
+ * microsecond. The simulator keeps time in µs and rounds a timer's time to the nearest one; a
+ * queue expiry at a fractional µs could then fire just before it is due, find nothing due, set
+ * itself for the same µs again and never let time advance. The Clock port promises "never
+ * earlier", so the policy gets that promise kept here.
+ */
+function microsecondClock(clock: Clock): Clock {
+  return {
+    now: () => clock.now(),
+    every: (periodMs, fn) => clock.every(periodMs, fn),
+    timer(fn) {
+      const t = clock.timer(fn);
+      // One µs late at most half a µs early: never before the time asked for.
+      return { set: (atMs) => t.set(atMs + 0.001), clear: () => t.clear() };
+    },
+  };
+}
+
+const GO: PolicyVerdict = Object.freeze({ kind: 'go' });
+const HELD: PolicyVerdict = Object.freeze({ kind: 'held' });
+const EXPIRED_VIEW: ClientView = Object.freeze({
+  status: 503,
+  error: 'queue_expired',
+  retryAfterS: undefined,
+});
+
+/** The run records class fields: it has a policy, or some client carries envelope inputs. */
+export function hasClassColumns(s: Scenario): boolean {
+  return (
+    s.policy !== undefined ||
+    s.clients.envelope !== undefined ||
+    (s.clients.tenants ?? []).some((t) => t.envelope !== undefined)
+  );
+}
+
+/** The summary's policy section: the host's scorecard and the clients' useful on-time completions. */
+export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): PolicySummary {
+  return {
+    file: p.file,
+    scorecard: p.snapshot(),
+    useful_on_time: Object.fromEntries(classes.map((c) => [c.class, c.useful_on_time])),
+    deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
+  };
+}
