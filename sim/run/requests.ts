@@ -238,7 +238,7 @@ export class Lifecycle implements GateHost {
   send(d: RequestDescriptor): void {
     const a = new Attempt(d);
     this.#addLive(a);
-    const { sim, admission } = this.#o;
+    const { sim } = this.#o;
     if (d.deadlineMs !== undefined) {
       const at = Math.max(d.deadlineMs, sim.now());
       a.deadline = sim.schedule(at, this.#onDeadline, a);

@@ -26,6 +26,9 @@ const REQUIRED = [
   'azure-conv-replay.yaml',
   'mmc-check.yaml',
   'mmck-check.yaml',
+  // issue #19: the essay's worked example, plain FIFO and policy
+  'worked-example-fifo.yaml',
+  'worked-example-policy.yaml',
 ];
 
 describe('the scenario library', () => {

@@ -96,7 +96,7 @@ describe('gate.policy', () => {
     const dir = dirWith({ 's.yaml': plain, 'ok.yaml': plain.replace(', tool_calls: 2', '') });
     const err = await errorOf(join(dir, 's.yaml'));
     expect(err.message).toBe(
-      `${join(dir, 's.yaml')}:13:59: clients.tenants[0].envelope.tool_calls: is given without gate.policy (only a policy reads it)`,
+      `${join(dir, 's.yaml')}:13:63: clients.tenants[0].envelope.tool_calls: is given without gate.policy (only a policy reads it)`,
     );
     const s = await loadScenario(join(dir, 'ok.yaml'));
     expect(s.policy).toBeUndefined();
