@@ -29,6 +29,9 @@ const REQUIRED = [
   // issue #19: the essay's worked example, plain FIFO and policy
   'worked-example-fifo.yaml',
   'worked-example-policy.yaml',
+  // and its cliffs the simulator can express
+  'policy-priority-abuse.yaml',
+  'policy-cold-failover.yaml',
 ];
 
 describe('the scenario library', () => {

@@ -1,0 +1,57 @@
+/**
+ * The essay's cliffs that the simulator can express, behind the worked example's policy: priority
+ * abuse (a tenant's credential marks batch work interactive) and failover into a cold replica.
+ * Each asserts the property the essay asks of the policy under that cliff.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../scenario/data-files.js';
+import { loadScenario } from '../scenario/load.js';
+import type { RequestRecord } from './records.js';
+import { runScenario } from './run.js';
+import { MemorySink } from './sinks.js';
+
+const DIR = join(REPO_ROOT, 'scenarios');
+
+async function records(file: string): Promise<RequestRecord[]> {
+  const sink = new MemorySink(true);
+  const s = await runScenario(await loadScenario(join(DIR, file)), { sink });
+  expect(s.conservation_ok).toBe(true);
+  return sink.requests;
+}
+
+/** Useful on-time completions of the eight quiet interactive teams. */
+const quietUseful = (rs: readonly RequestRecord[]): number =>
+  rs.filter((r) => r.tenant.startsWith('team-') && r.useful === true).length;
+
+describe('policy cliffs', () => {
+  it('priority abuse: a tenant labelling batch work interactive does not take the quiet teams’ answers', async () => {
+    const honest = await records('worked-example-policy.yaml');
+    const abused = await records('policy-priority-abuse.yaml');
+    const abuser = abused.filter((r) => r.tenant === 'eval-lab');
+    expect(abuser.every((r) => r.class === 'interactive')).toBe(true);
+    // The class's per-tenant quota rejects the abuser's excess early, with its honest reason.
+    expect(abuser.filter((r) => r.reason === 'tenant_quota').length).toBeGreaterThan(250);
+    // The quiet teams keep at least 90 % of the useful on-time answers they get without the abuse.
+    expect(quietUseful(abused)).toBeGreaterThan(0.9 * quietUseful(honest));
+  }, 120_000);
+
+  it('failover into a cold replica: interactive never starves and recovers once the replica is warm', async () => {
+    const rs = await records('policy-cold-failover.yaml');
+    /** Useful on-time interactive answers per logical request sent in [from, to) s. */
+    const share = (from: number, to: number): number => {
+      const sel = rs.filter(
+        (r) => r.class === 'interactive' && r.sent_ms >= from * 1000 && r.sent_ms < to * 1000,
+      );
+      return sel.filter((r) => r.useful === true).length / new Set(sel.map((r) => r.logical_id)).size;
+    };
+    // Measured (seed 1): 0.90 before the failure, 0.21 and 0.29 in the two 20 s windows after it,
+    // 0.77 once the standby is warm. The policy cannot add capacity; it keeps the class moving.
+    for (let t = 60; t < 120; t += 20) expect(share(t, t + 20)).toBeGreaterThan(0.15);
+    expect(share(120, 140)).toBeGreaterThan(0.6);
+    expect(share(0, 20)).toBeGreaterThan(share(60, 80));
+    // Hopeless waits are refused at arrival rather than queued past their deadline.
+    const cold = rs.filter((r) => r.sent_ms >= 60_000 && r.sent_ms < 120_000);
+    expect(cold.some((r) => r.reason === 'deadline_impossible')).toBe(true);
+  }, 120_000);
+});
