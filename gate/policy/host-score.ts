@@ -77,8 +77,12 @@ class Starve {
   }
 }
 
-/** Counters of one tenant in one class (host side). */
-class TenantAcc {
+/** Counters of one tenant in one class (host side); a lease keeps its own to end without a lookup. */
+export class TenantAcc {
+  readonly cls: ClassAcc;
+  constructor(cls: ClassAcc) {
+    this.cls = cls;
+  }
   enqueued = 0;
   dispatched = 0;
   cancelled = 0;
@@ -90,7 +94,7 @@ class TenantAcc {
 }
 
 /** Counters of one class (host side). */
-class ClassAcc {
+export class ClassAcc {
   readonly leaves = new Array<number>(LEAVES.length).fill(0);
   enqueued = 0;
   completed = 0;
@@ -124,7 +128,7 @@ class ClassAcc {
       const key = this.tenants.size < MAX_TENANTS_PER_CLASS ? name : OTHER_TENANTS;
       t = this.tenants.get(key);
       if (t === undefined) {
-        t = new TenantAcc();
+        t = new TenantAcc(this);
         this.tenants.set(key, t);
       }
     }
@@ -141,8 +145,6 @@ interface ShedWatch {
 
 /** What a completed lease tells the scorecard. */
 export interface CompletedLease {
-  readonly className: string;
-  readonly tenant: string;
   readonly seats: number;
   readonly deadlineMs: number;
   readonly admittedAtMs: number;
@@ -277,6 +279,8 @@ export class HostScore {
   readonly #clock: Clock;
   readonly #recoveryDepth: number;
   readonly #classes = new Map<string, ClassAcc>();
+  /** By class index of the core in force (see {@link bind}). */
+  #byIndex: ClassAcc[] = [];
   readonly #retired = new Map<string, ClassScore>();
   #swaps = 0;
   #watch: ShedWatch[] = [];
@@ -294,6 +298,11 @@ export class HostScore {
       throw new RangeError(`recoveryQueueDepth: ${recoveryQueueDepth} must be a whole number of at least 0`);
     this.#clock = clock;
     this.#recoveryDepth = recoveryQueueDepth;
+  }
+
+  /** Binds the class accumulators to the indices of `core` (at start and after each swap). */
+  bind(core: PolicyCore): void {
+    this.#byIndex = core.policy.classes.map((c) => this.#c(c.name));
   }
 
   #c(name: string): ClassAcc {
@@ -371,16 +380,25 @@ export class HostScore {
     this.#c(cls).deferStoreFailures++;
   }
 
-  /** Seats granted to a tenant (admit, dispatch, degrade, drain), for the fairness share. */
-  granted(cls: string, tenant: string, seats: number): void {
-    const c = this.#c(cls);
+  /**
+   * Seats granted to a tenant of class index `i` (admit, dispatch, degrade, drain), for the
+   * fairness share. @returns the tenant's counters, for the lease to end with
+   */
+  granted(i: number, tenant: string, seats: number): TenantAcc {
+    const c = this.#byIndex[i]!;
+    const t = c.tenant(tenant);
     c.seatsGranted += seats;
-    c.tenant(tenant).seatsGranted += seats;
+    t.seatsGranted += seats;
+    return t;
   }
 
-  completed(l: CompletedLease, done: CompletionReport, now: number): void {
-    const c = this.#c(l.className);
-    const t = c.tenant(l.tenant);
+  /** The tenant counters of a class by name (a lease with no grant: a fallback pool). */
+  tenantOf(cls: string, tenant: string): TenantAcc {
+    return this.#c(cls).tenant(tenant);
+  }
+
+  completed(l: CompletedLease, t: TenantAcc, done: CompletionReport, now: number): void {
+    const c = t.cls;
     const dur = now - l.admittedAtMs;
     c.duration.note(dur);
     c.seatMs += l.seats * dur;
@@ -563,7 +581,7 @@ export class HostScore {
       const tnames = new Set<string>([...Object.keys(s.tenants), ...a.tenants.keys()]);
       for (const t of [...tnames].sort()) {
         const d = s.tenants[t] ?? zeroKinds();
-        const ta = a.tenants.get(t) ?? new TenantAcc();
+        const ta = a.tenants.get(t) ?? new TenantAcc(a);
         const tst = ta.starve.read(now);
         tenants[t] = {
           offered: DISPOSITIONS.reduce((x, k) => x + d[k], 0),

@@ -12,7 +12,7 @@ import { MemoryDeferStore } from './defer-memory.js';
 import type { DeferredItem, DeferStore } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
 import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
-import { HostScore, type PolicySnapshot } from './host-score.js';
+import { HostScore, type PolicySnapshot, type TenantAcc } from './host-score.js';
 import type { DegradeOption } from './schema.js';
 import type { RejectReason } from './scorecard.js';
 import type { Lane } from './seats.js';
@@ -150,6 +150,12 @@ class Lease<C> implements PolicyLease<C> {
   released = false;
   /** Its class is not in the policy in force: seats held unclassed. */
   unclassed = false;
+  /** Its tenant's counters (the completion is scored without a lookup). */
+  slot: TenantAcc | undefined = undefined;
+  /** The gate holding it, and its links in that gate's list of live leases. */
+  owner: object | undefined = undefined;
+  prev: Lease<C> | undefined = undefined;
+  next: Lease<C> | undefined = undefined;
 
   constructor(
     ctx: C,
@@ -202,7 +208,9 @@ export class PolicyGate<C> {
   readonly #heap = new ExpiryHeap<C>();
   readonly #timer: ClockTimer;
   #timerAtMs = Number.POSITIVE_INFINITY;
-  readonly #live = new Set<Lease<C>>();
+  /** Live leases: an intrusive doubly linked list (O(1) add and remove, no hashing). */
+  #head: Lease<C> | undefined = undefined;
+  #leaseCount = 0;
   #waiting = 0;
   /** Items pending in the store (any class), as this gate knows them. */
   #deferPending = 0;
@@ -229,6 +237,7 @@ export class PolicyGate<C> {
     this.#order = priorityOrder(o.policy.classes);
     this.#timer = o.clock.timer(() => this.#expireDue());
     this.score = new HostScore(o.clock, o.recoveryQueueDepth ?? 0);
+    this.score.bind(this.#core);
     this.#restoreBacklog();
   }
 
@@ -248,7 +257,7 @@ export class PolicyGate<C> {
   }
   /** Leases not yet released. */
   get leases(): number {
-    return this.#live.size;
+    return this.#leaseCount;
   }
   /** Deferred items pending in the store, as this gate knows them. */
   get deferPending(): number {
@@ -292,8 +301,7 @@ export class PolicyGate<C> {
           undefined,
           g.idempotencyKey,
         );
-        this.#live.add(lease);
-        this.score.granted(g.className, g.tenant, g.seats);
+        this.#hold(lease, this.score.granted(g.classIndex, g.tenant, g.seats));
         return { kind: 'admit', lease };
       }
       case 'queue': {
@@ -319,9 +327,13 @@ export class PolicyGate<C> {
           undefined,
           env.idempotencyKey,
         );
-        this.#live.add(lease);
+        this.#hold(
+          lease,
+          g === undefined
+            ? this.score.tenantOf(env.className, env.tenant)
+            : this.score.granted(g.classIndex, g.tenant, g.seats),
+        );
         this.score.degraded(env.className, env.tenant, d.mode);
-        if (g !== undefined) this.score.granted(g.className, g.tenant, g.seats);
         return { kind: 'degrade', mode: d.mode, lease };
       }
       case 'defer':
@@ -374,6 +386,25 @@ export class PolicyGate<C> {
     if (w.expiresAtMs < this.#timerAtMs) this.#setTimer(w.expiresAtMs);
   }
 
+  #hold(l: Lease<C>, slot: TenantAcc): void {
+    l.slot = slot;
+    l.owner = this;
+    const h = this.#head;
+    l.next = h;
+    if (h !== undefined) h.prev = l;
+    this.#head = l;
+    this.#leaseCount++;
+  }
+
+  #drop(l: Lease<C>): void {
+    if (l.prev === undefined) this.#head = l.next;
+    else l.prev.next = l.next;
+    if (l.next !== undefined) l.next.prev = l.prev;
+    l.prev = undefined;
+    l.next = undefined;
+    this.#leaseCount--;
+  }
+
   /** Takes a waiter out of its line and the heap (the core is told by the caller). */
   #unlink(w: Waiter<C>): void {
     w.waiting = false;
@@ -422,9 +453,9 @@ export class PolicyGate<C> {
    */
   release(lease: PolicyLease<C>, done: Completion = { outcome: 'completed' }): boolean {
     const l = lease as Lease<C>;
-    if (l.released || !this.#live.has(l)) return false;
+    if (l.released || l.owner !== this) return false;
     l.released = true;
-    this.#live.delete(l);
+    this.#drop(l);
     const core = this.#core;
     const now = this.#clock.now();
     const g = l.grant;
@@ -438,7 +469,7 @@ export class PolicyGate<C> {
     } else core.release(g, done.outcome, l.via === 'drain' ? undefined : done.actual);
     if (l.deferId !== undefined)
       this.#store.finish(l.deferId, done.outcome === 'cancelled' ? 'cancelled' : 'done', now, done.status);
-    this.score.completed(l, done, now);
+    this.score.completed(l, l.slot!, done, now);
     if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
     else if (this.#deferPending > 0) this.#drain();
     return true;
@@ -513,8 +544,7 @@ export class PolicyGate<C> {
         w.deferId,
         g.idempotencyKey,
       );
-      this.#live.add(lease);
-      this.score.granted(g.className, g.tenant, g.seats);
+      this.#hold(lease, this.score.granted(g.classIndex, g.tenant, g.seats));
       this.#events.onDispatch(lease);
     }
   }
@@ -655,9 +685,8 @@ export class PolicyGate<C> {
       item.id,
       item.idempotencyKey,
     );
-    this.#live.add(lease);
+    this.#hold(lease, this.score.granted(g.classIndex, item.tenant, g.seats));
     this.score.drained(item.className, item.tenant, item.seats, now - item.deferredAtMs);
-    this.score.granted(item.className, item.tenant, g.seats);
     this.#events.onDispatch(lease);
   }
 
@@ -689,7 +718,7 @@ export class PolicyGate<C> {
     this.score.retire(old);
     let carriedLeases = 0;
     let unclassedLeases = 0;
-    for (const l of this.#live) {
+    for (let l = this.#head; l !== undefined; l = l.next) {
       const g = l.grant;
       if (g === undefined) continue;
       const ng = core.adoptGrant(g);
@@ -708,6 +737,7 @@ export class PolicyGate<C> {
     for (const w of waiters) this.#unlink(w);
     this.#clearTimer();
     this.#core = core;
+    this.score.bind(core);
     this.#lines = policy.classes.map(() => new ClassLine<C>());
     this.#order = priorityOrder(policy.classes);
     const now = this.#clock.now();
