@@ -164,6 +164,13 @@ export function renderPolicyMetrics(s: PolicySnapshot): string {
       c.estimator.seat_error_sum,
     );
     add(
+      'estimator_correction',
+      'gauge',
+      "The estimator feedback's factor in force (1 when off).",
+      l,
+      c.estimator.correction_factor,
+    );
+    add(
       'estimator_reconciled_total',
       'counter',
       'Requests reconciled with actual use.',

@@ -209,6 +209,9 @@ export interface ClassSnapshot {
     actual_tokens: number;
     duration_ms: { count: number; p50: number; p95: number; max: number; mean: number };
     seat_ms: number;
+    /** The estimator feedback's factor in force (1 when off or before min_samples). */
+    correction_factor: number;
+    correction_samples: number;
   };
   tenants: Record<string, TenantSnapshot>;
 }
@@ -440,14 +443,8 @@ export class HostScore {
     cost: CostEstimate,
   ): void {
     if (!SHED_REASONS.has(reason)) return;
-    const c = core.policy.byName.get(cls);
-    if (c === undefined) return;
-    const e = c.estimator;
-    const raw =
-      cost.promptTokens / e.promptTokensPerSeat +
-      cost.maxOutputTokens / e.outputTokensPerSeat +
-      (cost.toolCalls ?? 0) * e.seatsPerToolCall;
-    const seats = Math.max(e.minSeats, Math.min(Math.ceil(raw), e.maxSeats));
+    if (!core.policy.byName.has(cls)) return;
+    const seats = core.seatsFor(cls, cost);
     this.#addWatch({ className: cls, tenant, seats, deadlineMs }, now);
   }
 
@@ -651,6 +648,8 @@ export class HostScore {
           actual_tokens: a.actualTokens,
           duration_ms: hist(a.duration),
           seat_ms: a.seatMs,
+          correction_factor: pc === undefined ? 1 : round6(core.estimatorCorrection(n).factor),
+          correction_samples: pc === undefined ? 0 : core.estimatorCorrection(n).samples,
         },
         tenants,
       };

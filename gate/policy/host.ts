@@ -715,6 +715,10 @@ export class PolicyGate<C> {
     if (this.#closed) throw new Error('the policy gate is closed');
     const old = this.#core;
     const core = new PolicyCore(policy, this.#clock, { intents: old.intents });
+    for (const c of old.policy.classes) {
+      const k = old.estimatorCorrection(c.name);
+      core.restoreEstimatorCorrection(c.name, k.running, k.samples);
+    }
     this.score.retire(old);
     let carriedLeases = 0;
     let unclassedLeases = 0;
