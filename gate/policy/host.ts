@@ -497,6 +497,7 @@ export class PolicyGate<C> {
           for (const i of this.#order) if (this.#lines[i]!.size > 0) this.#dispatchClass(i, cond);
         this.score.judgeShed(this.#core, now, cond);
         if (this.#deferPending > 0) this.#drainStep(cond, now);
+        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
       } while (this.#again);
     } finally {
       this.#pumping = false;
