@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import type { Conditions } from './decide.js';
@@ -191,5 +193,16 @@ describe('policy scorecard', () => {
       expect(line).toMatch(
         /^(# (HELP|TYPE) sluice_policy_[a-z_]+ .+|sluice_policy_[a-z_]+(\{.*\})? [-+0-9.eInfNa]+)$/,
       );
+  });
+
+  it('documents every metric it renders in docs/policy.md', () => {
+    const { gate, admit } = gateOf();
+    gate.release(admit());
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'policy.md'), 'utf8');
+    const names = new Set(
+      [...gate.metrics().matchAll(/^# TYPE (sluice_policy_[a-z_]+)/gm)].map((m) => m[1]!),
+    );
+    expect(names.size).toBeGreaterThan(30);
+    for (const n of names) expect(doc, n).toContain(`\`${n}\``);
   });
 });
