@@ -7,186 +7,38 @@
  */
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Policy, PolicyClass } from './compile.js';
-import { type ActualUse, type Conditions, type Grant, PolicyCore, type RetryAfter } from './decide.js';
+import { type Conditions, type Grant, PolicyCore, PolicyInputError } from './decide.js';
 import { MemoryDeferStore } from './defer-memory.js';
 import type { DeferredItem, DeferStore } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
+import { Lease } from './host-lease.js';
 import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
 import { HostScore, type PolicySnapshot, type TenantAcc } from './host-score.js';
-import type { DegradeOption } from './schema.js';
-import type { RejectReason } from './scorecard.js';
-import type { Lane } from './seats.js';
+import type {
+  Completion,
+  PolicyAdmission,
+  PolicyGateEvents,
+  PolicyGateOptions,
+  PolicyLease,
+  QueueExit,
+  SwapReport,
+} from './host-types.js';
+
+export type {
+  Completion,
+  LeaseVia,
+  PolicyAdmission,
+  PolicyGateEvents,
+  PolicyGateOptions,
+  PolicyLease,
+  QueueExit,
+  SwapReport,
+} from './host-types.js';
 
 const HEALTHY: Conditions = Object.freeze({});
 const NO_PAYLOAD = new Uint8Array(0);
 /** Pending items of a class looked at per drain step (expired ones are finished on the way). */
 const DRAIN_BATCH = 16;
-
-/** Why a queued request left without a seat. */
-export type QueueExit = 'deadline' | 'max_age' | 'class_removed' | 'closed';
-
-/** How a lease got its seats. */
-export type LeaseVia = 'admit' | 'queue' | 'degrade' | 'drain';
-
-/** Admitted work (admit, dispatched from the queue, degraded, or a deferred item fed back); end it with {@link PolicyGate.release}. */
-export interface PolicyLease<C> {
-  readonly ctx: C;
-  readonly className: string;
-  readonly tenant: string;
-  /** Seats held; 0 for a fallback pool (its seats are not this policy's). */
-  readonly seats: number;
-  /** `pool` for a fallback pool. */
-  readonly lane: Lane | 'pool';
-  readonly via: LeaseVia;
-  /** The degraded mode it runs in, or undefined. */
-  readonly mode: DegradeOption | undefined;
-  /** The max output tokens to send (reduced by a max_tokens degrade); undefined for a deferred item fed back (the request's own). */
-  readonly maxOutputTokens: number | undefined;
-  /** Absolute deadline, ms on the gate's clock (propagate the rest to the backend). */
-  readonly deadlineMs: number;
-  /** When it got its seats, ms. */
-  readonly admittedAtMs: number;
-  /** When it arrived at the gate (or was deferred), ms. */
-  readonly arrivedAtMs: number;
-  /** The store id of a deferred item fed back. */
-  readonly deferId: string | undefined;
-  readonly idempotencyKey: string | undefined;
-  readonly released: boolean;
-}
-
-/** What the host reports when admitted work ends. */
-export interface Completion {
-  /** completed: the backend answered; failed: it did not (error, timeout); cancelled: the client went away first. */
-  readonly outcome: 'completed' | 'failed' | 'cancelled';
-  /** Whether the answer was still wanted: the client still connected (default: true unless cancelled). */
-  readonly clientConnected?: boolean;
-  /** Whether the answer was useful to the caller (default: completed). Counted useful on time only before the deadline. */
-  readonly useful?: boolean;
-  /** Actual tokens (and tool calls) used, for the estimator's error and feedback. */
-  readonly actual?: ActualUse;
-  /** Status answered (stored with a deferred item's result). */
-  readonly status?: number;
-}
-
-/** The one disposition of a submitted request, as the host acts on it. */
-export type PolicyAdmission<C> =
-  | { readonly kind: 'admit'; readonly lease: PolicyLease<C> }
-  | {
-      readonly kind: 'queue';
-      readonly waiter: PolicyWaiter<C>;
-      /** From the class's recent service rate; undefined while unknown. */
-      readonly expectedWaitMs: number | undefined;
-    }
-  | { readonly kind: 'degrade'; readonly mode: DegradeOption; readonly lease: PolicyLease<C> }
-  | { readonly kind: 'defer'; readonly item: DeferredItem; readonly backlog: number }
-  | {
-      readonly kind: 'reject';
-      readonly reason: RejectReason;
-      readonly retryAfter: RetryAfter;
-      readonly detail: string;
-    };
-
-/** The host's side of a {@link PolicyGate}: called synchronously, never re-entered for one request. */
-export interface PolicyGateEvents<C> {
-  /** A queued request (or a deferred item fed back) got its seats: run it, then release the lease. */
-  onDispatch(lease: PolicyLease<C>): void;
-  /** A queued request left without a seat (answer it: deadline, max_age, class_removed by a swap, closed). */
-  onExpire(ctx: C, why: QueueExit): void;
-  /**
-   * A deferred item is fed back with seats: return the context to run it with (decoded from its
-   * payload), or undefined when it cannot be run (the item ends `cancelled`, its seats return).
-   */
-  onDrain(item: DeferredItem): C | undefined;
-  /** A deferred item passed its deadline in the store (ended `expired`). */
-  onDeferExpire?(item: DeferredItem): void;
-  /** The host's encoding of a request being deferred (its store payload); empty when absent. */
-  deferPayload?(ctx: C): Uint8Array;
-}
-
-/** Options of a {@link PolicyGate}. */
-export interface PolicyGateOptions<C> {
-  readonly policy: Policy;
-  readonly clock: Clock;
-  readonly events: PolicyGateEvents<C>;
-  /** Where deferred requests wait (default: a new {@link MemoryDeferStore}); pending items in it are drained. */
-  readonly store?: DeferStore;
-  /** The system's conditions at each decision, dispatch and drain step (default: healthy). */
-  readonly conditions?: () => Conditions;
-  /** A store-unique id for a new deferred item (default: `d` + clock ms + a counter, base 36). */
-  readonly deferId?: () => string;
-  /** Period of the drain loop while items wait in the store, ms (default 100). */
-  readonly drainPeriodMs?: number;
-  /** Recovery ends once requests waiting in the queues are at most this many and no deferred item waits (default 0). */
-  readonly recoveryQueueDepth?: number;
-}
-
-/** What a policy swap carried over. */
-export interface SwapReport {
-  /** Leases whose seats were re-taken in the new core by class name. */
-  readonly carriedLeases: number;
-  /** Leases whose class the new policy lacks: their seats are held outside every class until released. */
-  readonly unclassedLeases: number;
-  readonly carriedWaiters: number;
-  /** Waiters whose class the new policy lacks: they left with `class_removed`. */
-  readonly removedWaiters: number;
-}
-
-/** Internal lease. */
-class Lease<C> implements PolicyLease<C> {
-  readonly ctx: C;
-  grant: Grant | undefined;
-  readonly className: string;
-  readonly tenant: string;
-  readonly seats: number;
-  readonly lane: Lane | 'pool';
-  readonly via: LeaseVia;
-  readonly mode: DegradeOption | undefined;
-  readonly maxOutputTokens: number | undefined;
-  readonly deadlineMs: number;
-  readonly admittedAtMs: number;
-  readonly arrivedAtMs: number;
-  readonly deferId: string | undefined;
-  readonly idempotencyKey: string | undefined;
-  released = false;
-  /** Its class is not in the policy in force: seats held unclassed. */
-  unclassed = false;
-  /** Its tenant's counters (the completion is scored without a lookup). */
-  slot: TenantAcc | undefined = undefined;
-  /** The gate holding it, and its links in that gate's list of live leases. */
-  owner: object | undefined = undefined;
-  prev: Lease<C> | undefined = undefined;
-  next: Lease<C> | undefined = undefined;
-
-  constructor(
-    ctx: C,
-    grant: Grant | undefined,
-    className: string,
-    tenant: string,
-    via: LeaseVia,
-    mode: DegradeOption | undefined,
-    maxOut: number | undefined,
-    deadlineMs: number,
-    admittedAtMs: number,
-    arrivedAtMs: number,
-    deferId: string | undefined,
-    key: string | undefined,
-  ) {
-    this.ctx = ctx;
-    this.grant = grant;
-    this.className = className;
-    this.tenant = tenant;
-    this.seats = grant === undefined ? 0 : grant.seats;
-    this.lane = grant === undefined ? 'pool' : grant.lane;
-    this.via = via;
-    this.mode = mode;
-    this.maxOutputTokens = maxOut;
-    this.deadlineMs = deadlineMs;
-    this.admittedAtMs = admittedAtMs;
-    this.arrivedAtMs = arrivedAtMs;
-    this.deferId = deferId;
-    this.idempotencyKey = key;
-  }
-}
 
 /**
  * A policy gate: the five dispositions with the queue, defer store, dispatch and expiry that make
@@ -217,6 +69,7 @@ export class PolicyGate<C> {
   #stopDrain: (() => void) | undefined;
   #pumping = false;
   #again = false;
+  #drainWanted = false;
   #seq = 0;
   #ids = 0;
   #closed = false;
@@ -279,7 +132,7 @@ export class PolicyGate<C> {
    * it (the store's id returned); reject returns the reason. Exactly one disposition.
    */
   submit(env: AdmissionEnvelope, ctx: C, cond: Conditions = this.#cond()): PolicyAdmission<C> {
-    if (this.#closed) throw new Error('the policy gate is closed');
+    if (this.#closed) throw new PolicyInputError('the policy gate is closed');
     const core = this.#core;
     const now = this.#clock.now();
     this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
@@ -471,17 +324,22 @@ export class PolicyGate<C> {
       this.#store.finish(l.deferId, done.outcome === 'cancelled' ? 'cancelled' : 'done', now, done.status);
     this.score.completed(l, l.slot!, done, now);
     if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
-    else if (this.#deferPending > 0) this.#drain();
     return true;
   }
 
-  /** Runs dispatch (and a drain step) now: for a host whose conditions changed. */
+  /** Runs dispatch and a drain step now: for a host whose conditions changed. */
   pump(): void {
-    this.#pump();
+    this.#pump(true);
   }
 
-  /** Dispatches waiting work, classes by priority, tenants round-robin inside each; then drains. */
-  #pump(): void {
+  /**
+   * Dispatches waiting work, classes by priority, tenants round-robin inside each; with `drain`
+   * (a drain tick, a swap, the host's pump) also feeds deferred items back. Releases do not
+   * drain: deferred work waits for the next tick (at most `drainPeriodMs`), so a store is asked
+   * for pending items a few times a second, not once per release.
+   */
+  #pump(drain = false): void {
+    if (drain) this.#drainWanted = true;
     if (this.#pumping) {
       this.#again = true;
       return;
@@ -496,7 +354,10 @@ export class PolicyGate<C> {
         if (this.#waiting > 0)
           for (const i of this.#order) if (this.#lines[i]!.size > 0) this.#dispatchClass(i, cond);
         this.score.judgeShed(this.#core, now, cond);
-        if (this.#deferPending > 0) this.#drainStep(cond, now);
+        if (this.#drainWanted) {
+          this.#drainWanted = false;
+          if (this.#deferPending > 0) this.#drainStep(cond, now);
+        }
         this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
       } while (this.#again);
     } finally {
@@ -606,7 +467,7 @@ export class PolicyGate<C> {
       this.#stopDrain = undefined;
       return;
     }
-    this.#pump();
+    this.#pump(true);
   }
 
   /**
@@ -713,7 +574,7 @@ export class PolicyGate<C> {
    * memory) carry over; the defer backlog is re-read from the store. The scorecard goes on.
    */
   swap(policy: Policy): SwapReport {
-    if (this.#closed) throw new Error('the policy gate is closed');
+    if (this.#closed) throw new PolicyInputError('the policy gate is closed');
     const old = this.#core;
     const core = new PolicyCore(policy, this.#clock, { intents: old.intents });
     for (const c of old.policy.classes) {
@@ -765,7 +626,7 @@ export class PolicyGate<C> {
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'class_removed', 0, 0);
       this.#expired(w, 'class_removed', now);
     }
-    this.#pump();
+    this.#pump(true);
     return { carriedLeases, unclassedLeases, carriedWaiters, removedWaiters: removed.length };
   }
 
