@@ -4,7 +4,7 @@
  * (gate/metrics.ts). Times are in seconds as Prometheus expects.
  */
 import { type Family, renderPrometheus } from '../metrics.js';
-import type { PolicySnapshot } from './host-score.js';
+import type { PolicySnapshot } from './host-snapshot.js';
 import { REJECT_REASONS } from './scorecard.js';
 
 const P = 'sluice_policy_';
