@@ -144,3 +144,33 @@ describe('CSV output', () => {
     }
   });
 });
+
+describe('class columns of requests.csv', () => {
+  it('follow the request columns only when asked for, the other columns keeping their place', async () => {
+    const { FileSink } = await import('./sinks.js');
+    const { CLASS_REQUEST_COLUMNS } = await import('./records.js');
+    const dirs = [false, true].map(() => mkdtempSync(join(tmpdir(), 'sluice-class-cols-')));
+    try {
+      const rec = {
+        ...Object.fromEntries(REQUEST_COLUMNS.map((c) => [c, 1])),
+        class: 'batch',
+        disposition: 'defer',
+        reason: '',
+        deadline_met: true,
+        useful: true,
+      } as unknown as RequestRecord;
+      for (const [i, classColumns] of [false, true].entries()) {
+        const sink = new FileSink(dirs[i]!, [], { classColumns });
+        sink.request(rec);
+        await sink.close({} as RunSummary);
+      }
+      const plain = readFileSync(join(dirs[0]!, 'requests.csv'), 'utf8').split('\n');
+      const wide = readFileSync(join(dirs[1]!, 'requests.csv'), 'utf8').split('\n');
+      expect(plain[0]).toBe(REQUEST_COLUMNS.join(','));
+      expect(wide[0]).toBe([...REQUEST_COLUMNS, ...CLASS_REQUEST_COLUMNS].join(','));
+      expect(wide[1]).toBe(`${plain[1]},batch,defer,,true,true`);
+    } finally {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
