@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyConfig } from './haproxy.js';
-import { findHaproxy, type RunningHaproxy, startHaproxy } from './haproxy-process.js';
+import { acceptsConnections, findHaproxy, type RunningHaproxy, startHaproxy } from './haproxy-process.js';
 
 const found = findHaproxy();
 if (!found.ok) process.stderr.write(`sluice: HAProxy process tests skipped: ${found.why}\n`);
@@ -31,17 +31,6 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
-
-/** Resolves true when 127.0.0.1:`port` accepts a connection. */
-const accepts = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 
 const configFor = (servers: number[], port: number): string =>
   haproxyConfig({ servers, maxconnPerServer: 4, queueDepth: 4, queueWaitMs: 1000, port });
@@ -70,7 +59,7 @@ describe.skipIf(!found.ok)('HAProxy as a child process', () => {
       await hp.close();
     }
     expect(alive(hp.pid)).toBe(false);
-    expect(await accepts(port)).toBe(false);
+    expect(await acceptsConnections(port)).toBe(false);
     await hp.close();
   }, 20_000);
 
@@ -118,6 +107,6 @@ describe.skipIf(!found.ok)('HAProxy as a child process', () => {
     });
     await expect(start).rejects.toThrow(`haproxy did not listen on 127.0.0.1:${awaited} within 5000 ms`);
     expect(alive(pid)).toBe(false);
-    expect(await accepts(bound)).toBe(false);
+    expect(await acceptsConnections(bound)).toBe(false);
   }, 20_000);
 });

@@ -55,20 +55,24 @@ export interface RunningHaproxy {
   kill(): void;
 }
 
+/** Resolves true when 127.0.0.1:`port` accepts a connection (closed at once), false when refused. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
 /** Waits until 127.0.0.1:`port` accepts connections (or `timeoutMs` passes, or it exits). */
 async function waitListening(port: number, timeoutMs: number, proc: ChildProcess): Promise<void> {
   const until = performance.now() + timeoutMs;
   while (performance.now() < until) {
     if (proc.exitCode !== null) throw new Error(`haproxy exited with code ${proc.exitCode}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await acceptsConnections(port)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`haproxy did not listen on 127.0.0.1:${port} within ${timeoutMs} ms`);
