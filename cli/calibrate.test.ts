@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../sim/scenario/data-files.js';
-import { sluiceProcess } from './test-process.js';
+import { sluiceProcess } from './test/process.js';
 
 const FIX = join(REPO_ROOT, 'sim', 'engine', 'fixtures', 'inferencebench-h100-8b');
 

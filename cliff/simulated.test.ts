@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sluiceProcess } from '../cli/test-process.js';
+import { sluiceProcess } from '../cli/test/process.js';
 import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import type { CliffStep } from './cliff.js';

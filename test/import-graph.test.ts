@@ -59,6 +59,18 @@ describe('the import graph', () => {
       'proxy imports nothing above it',
     ],
     ['sweep/x.ts', "import { main } from '../cli/main.js';", 'sweep imports nothing above it'],
+    ['reports/x.ts', "import { runSweep } from '../sweep/sweep.js';", 'reports imports nothing above it'],
+    [
+      'reports/x.ts',
+      "import { runLoad } from '../loadgen/driver/driver.js';",
+      'reports imports nothing above it',
+    ],
+    ['loadgen/driver/x.ts', "import { main } from '../../cli/main.js';", 'loadgen imports nothing above it'],
+    [
+      'loadgen/shared/x.ts',
+      "import { observe } from '../../observe/observe.js';",
+      'loadgen imports nothing above it',
+    ],
     [
       'loadgen/driver/x.ts',
       "import { startProxy } from '../../proxy/proxy.js';",
