@@ -60,7 +60,14 @@ export {
 } from './gate.js';
 export { collect, escapeHelp, escapeLabel, type Family, renderPrometheus, type Sample } from './metrics.js';
 export { editDistance, nearestName } from './nearest.js';
-export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
+export {
+  INFERENCE_PATHS,
+  isInferencePath,
+  isSmgBypassPath,
+  normalisePath,
+  SMG_BYPASS_PATHS,
+  SMG_INFERENCE_PATHS,
+} from './paths.js';
 export { Leg, Permit } from './permit.js';
 // The opt-in policy layer (queue-is-a-policy.md); the plain gate does not use it.
 export {
