@@ -64,6 +64,8 @@ export interface LegContext {
 /** A started leg, as the exchange sees it: it can be cut when the client goes away. */
 export interface Abortable {
   abort(): void;
+  /** The endpoint the leg runs to, when it is a backend leg. */
+  readonly endpointId?: string;
 }
 
 class Leg implements Dispatcher.DispatchHandler, Abortable, LiveLeg {

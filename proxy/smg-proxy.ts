@@ -206,6 +206,7 @@ export class SmgProxy {
       (_key, id) => ref.handler?.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
+    this.deadlines.onWorkerTimeout = (id) => this.monitor.legFailed(SERVICE, id);
     const limits = { ...DEFAULT_LIMITS, ...o.limits };
     const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText(), this.deadlines);
     const handler = new RequestHandler(dialect, {
