@@ -44,7 +44,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseNodeFlags, proxyNodeFlags } from '../cli/proxy-node-flags.js';
-import { HAPROXY_INSTALL, haproxyVersion } from './proxy/haproxy.js';
+import { findHaproxy } from '../cliff/haproxy-process.js';
+import { HAPROXY_INSTALL } from './proxy/haproxy.js';
 import { Child, pin, priority } from './proxy/ipc.js';
 import { wrkVersion } from './proxy/measure.js';
 import {
@@ -113,7 +114,8 @@ async function main(): Promise<void> {
         ? `every process at nice ${nice}, each child in its own session whose scheduling autogroup is at nice ${nice}`
         : `every process at nice ${nice}`;
   let placement = `${where}; ${prio()}`;
-  const haVersion = haproxyVersion();
+  const haFound = findHaproxy();
+  const haVersion = haFound.ok ? haFound.version : null;
   const wrk = wrkVersion();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-proxy-'));
   const load0 = os.loadavg()[0] ?? Number.NaN;
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
     }),
     relay: new Child('relay', 'relay-child.ts', { cpu: sutCpu, nodeFlags: sutFlags }),
     ha: { p: null },
-    haVersion,
+    haPath: haFound.ok ? haFound.path : null,
     wrk,
     dir,
     sutCpu,
@@ -173,7 +175,7 @@ async function main(): Promise<void> {
   const teardown = async () => {
     if (tornDown) return;
     tornDown = true;
-    await c.ha.p?.stop();
+    await c.ha.p?.close();
     await Promise.all([c.engine.kill(), c.loadgen.kill(), c.proxy.kill(), c.relay.kill()]);
     rmSync(dir, { recursive: true, force: true });
   };
@@ -190,7 +192,7 @@ async function main(): Promise<void> {
   // a safety net: children run in their own sessions and would outlive a crash
   const killAll = () => {
     for (const ch of [c.engine, c.loadgen, c.proxy, c.relay]) ch.proc.kill('SIGKILL');
-    c.ha.p?.proc.kill('SIGKILL');
+    c.ha.p?.kill();
   };
   process.once('exit', killAll);
   try {

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runScenario } from '../sim/run/run.js';
 import { FileSink } from '../sim/run/sinks.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

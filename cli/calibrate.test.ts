@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
-import { sluiceProcess } from './test-process.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
+import { sluiceProcess } from './test/process.js';
 
 const FIX = join(REPO_ROOT, 'sim', 'engine', 'fixtures', 'inferencebench-h100-8b');
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { exitCodesHelp, nearestCommand } from './exit-codes.js';
 import { buildProgram } from './main.js';
-import { sluiceInProcess } from './test-process.js';
+import { sluiceInProcess } from './test/process.js';
 
 /** Runs the command tree in process, capturing stdout, stderr and the exit code. */
 const sluice = sluiceInProcess;

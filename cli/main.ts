@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { calibrateCommand } from './calibrate.js';
 import { checkCommand } from './check.js';
 import { cliffCommand } from './cliff.js';

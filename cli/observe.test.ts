@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ProcessResult, sluiceProcess as runSluice } from './test-process.js';
+import { type ProcessResult, sluiceProcess as runSluice } from './test/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-obs-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
-import { type ProcessResult, sluiceProcess } from './test-process.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
+import { type ProcessResult, sluiceProcess } from './test/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

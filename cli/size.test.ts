@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TINY_LOXILB } from '../sweep/test/fixtures.js';
 import { assertWellFormedXml } from '../sweep/test/xml-helpers.js';
-import { type ProcessResult, sluiceProcess as runSluice, sluiceInProcess } from './test-process.js';
+import { type ProcessResult, sluiceProcess as runSluice, sluiceInProcess } from './test/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
 const scenario = join(dir, 'tiny.yaml');

@@ -22,7 +22,8 @@ import type { Scenario } from '../sim/scenario/resolve.js';
 import { freePort, type GateMode, type RealGate, startRealGate } from './bench.js';
 import { engineSpecs, type LiveEngine, startEngines } from './engines.js';
 import { UnsupportedScenarioError } from './errors.js';
-import { findHaproxy, startHaproxy } from './haproxy.js';
+import { haproxyConfig } from './haproxy.js';
+import { findHaproxy, startHaproxy } from './haproxy-process.js';
 import { compressScenario, toEngineTime, withArrival } from './scale-scenario.js';
 import { invalidStepNotes } from './validity.js';
 
@@ -293,13 +294,18 @@ async function haproxyLine(
         : 0;
   const depth = Number(a.fc_max_queue_depth ?? 0);
   const wait = Number(a.fc_max_queue_wait_ms ?? 0) || (depth > 0 ? 5000 : 1);
-  const hp = await startHaproxy(found.path, {
-    servers: engines.map((e) => e.port),
-    maxconnPerServer: maxconn,
-    queueDepth: depth,
-    queueWaitMs: wait,
-    port: await freePort(),
-  });
+  const port = await freePort();
+  const hp = await startHaproxy(
+    found.path,
+    haproxyConfig({
+      servers: engines.map((e) => e.port),
+      maxconnPerServer: maxconn,
+      queueDepth: depth,
+      queueWaitMs: wait,
+      port,
+    }),
+    port,
+  );
   result.haproxy = { version: found.version, config: hp.config };
   result.notes.push(
     `HAProxy line: ${found.version}; maxconn ${maxconn || 'unlimited'} per server, 429 at queue ${depth || 1}, timeout queue ${wait} ms (real), leastconn, http-no-delay; no tenant share, no adaptive ceiling`,

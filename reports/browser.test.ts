@@ -2,7 +2,7 @@
  * The HTML reports in a real browser: Debian's Chromium, driven by
  * playwright-core, opens each report offline and every chart must draw marks
  * with no console error. `.ci/run` installs Chromium. Without Chromium the test is skipped with one
- * line saying how to install it, except under CI=true, where it fails (reports/chromium.ts).
+ * line saying how to install it, except under CI=true, where it fails (reports/test/chromium.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserTestPlan } from './chromium.js';
 import { writeCliffReport } from './cliff-report.js';
 import { writeRunReport } from './run-report.js';
 import { writeSweepReport } from './sweep-report.js';
+import { browserTestPlan } from './test/chromium.js';
 import { fixtureCliff, fixtureSweep, writeFixtureRun } from './test/fixtures.js';
 
 const plan = browserTestPlan(process.env);

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { evaluateAll, type FidelityRow } from '../sim/engine/fidelity.js';
 import { DEPLOYMENT_PROFILES } from '../sim/engine/profiles.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 
 const METRIC: Record<FidelityRow['metric'], string> = {
   tpot_p50_ms: 'TPOT p50 (ms)',

@@ -18,8 +18,8 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshBuild } from '../bin/fresh-build.js';
-import { SLUICE_BIN } from '../cli/test-process.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { SLUICE_BIN } from '../cli/test/process.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 
 const exec = promisify(execFile);
 
@@ -79,6 +79,28 @@ function filesOf(dir: string): Map<string, Buffer> {
   return out;
 }
 
+/**
+ * Whether a bundle input is test code: a `*.test.ts` file or anything in a `test/` folder (where
+ * the test helpers and fixtures live, beside the code they test or at the top).
+ */
+function isTestSource(path: string): boolean {
+  return /\.test\.ts$/.test(path) || /(^|\/)test\//.test(path);
+}
+
+describe('isTestSource', () => {
+  it.each([
+    ['sim/engine/test/helpers.ts', true],
+    ['cli/test/process.ts', true],
+    ['test/import-graph.ts', true],
+    ['gate/pool.test.ts', true],
+    ['sim/engine/engine.ts', false],
+    ['cli/main.ts', false],
+    ['sim/run/stats.ts', false],
+  ])('%s: %s', (path, expected) => {
+    expect(isTestSource(path)).toBe(expected);
+  });
+});
+
 describe('the bundled CLI', () => {
   // A build of its own inside the repository (so that the bundle finds the package root and
   // node_modules as dist/ does), leaving dist/ to whatever else runs now.
@@ -119,6 +141,18 @@ describe('the bundled CLI', () => {
     expect(fa.size).toBeGreaterThan(2);
     for (const [name, bytes] of fa) expect(bytes.equals(fb.get(name)!), name).toBe(true);
   }, 60_000);
+
+  it('carries no test code: no bundle is built from a test file or a test helper', () => {
+    const inputs = JSON.parse(readFileSync(join(buildDir, 'build-inputs.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    expect(Object.keys(inputs).sort()).toEqual(['cli.js', 'sim.bench.js', 'worker.js']);
+    for (const [bundle, files] of Object.entries(inputs)) {
+      expect(files.length, bundle).toBeGreaterThan(100);
+      expect(files.filter(isTestSource), bundle).toEqual([]);
+    }
+  });
 
   it('loads vega, vega-lite, resvg, undici, cli-table3 and the CSV libraries only where they are used', () => {
     const code = readFileSync(join(buildDir, 'cli.js'), 'utf8');

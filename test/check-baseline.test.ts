@@ -9,8 +9,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
 import { readBaseline } from '../sweep/baseline.js';
 import { compareWithBaseline, runScenarios } from '../sweep/check.js';
 import { checkText } from '../sweep/check-format.js';

@@ -6,8 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApiKeys } from '../proxy/credentials.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { loadScenario } from '../sim/scenario/load.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
 
 const DOCS = join(REPO_ROOT, 'docs');
 const EXAMPLES = join(DOCS, 'examples');

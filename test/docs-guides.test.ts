@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { guideBlocks, MARKER, renderBlock, shellOf } from '../scripts/docs-guides.js';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 
 describe('the guides', () => {
   it('find the marked blocks, their commands (with continuations) and the output shown under each', () => {

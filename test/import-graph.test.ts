@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { importsOf, importViolations } from './import-graph.js';
 
 const SKIP = new Set(['node_modules', 'dist', 'out', '.git']);
@@ -59,6 +59,18 @@ describe('the import graph', () => {
       'proxy imports nothing above it',
     ],
     ['sweep/x.ts', "import { main } from '../cli/main.js';", 'sweep imports nothing above it'],
+    ['reports/x.ts', "import { runSweep } from '../sweep/sweep.js';", 'reports imports nothing above it'],
+    [
+      'reports/x.ts',
+      "import { runLoad } from '../loadgen/driver/driver.js';",
+      'reports imports nothing above it',
+    ],
+    ['loadgen/driver/x.ts', "import { main } from '../../cli/main.js';", 'loadgen imports nothing above it'],
+    [
+      'loadgen/shared/x.ts',
+      "import { observe } from '../../observe/observe.js';",
+      'loadgen imports nothing above it',
+    ],
     [
       'loadgen/driver/x.ts',
       "import { startProxy } from '../../proxy/proxy.js';",

@@ -12,7 +12,8 @@
  * 5. `loadgen/` (what generates load) never imports `proxy/` or `reports/`, nor the jobs that
  *    drive it against the gate (`cliff/`, `fidelity/`).
  * 6. Nothing lower imports what stands above it: `sim/` imports no `proxy/`, `loadgen/`,
- *    `reports/`, job or `cli/`; `proxy/` no `reports/`, `loadgen/`, job or `cli/`; no job
+ *    `reports/`, job or `cli/`; `reports/` no `loadgen/`, job or `cli/`; `loadgen/` no other job
+ *    (`sweep/`, `observe/`) or `cli/`; `proxy/` no `reports/`, `loadgen/`, job or `cli/`; no job
  *    imports `cli/` (docs/architecture.md draws these arrows). Tests may drive what stands above
  *    their folder.
  */
@@ -22,6 +23,10 @@ const JOBS = ['sweep', 'observe', 'cliff', 'fidelity'];
 /** For a folder, the folders above it in the layering (rule 6). */
 const ABOVE: Readonly<Record<string, ReadonlySet<string>>> = {
   sim: new Set(['proxy', 'loadgen', 'reports', 'cli', ...JOBS]),
+  // (reports/ importing proxy/ and loadgen/ importing proxy/, reports/, cliff/ or fidelity/ are
+  // rules 4 and 5.)
+  reports: new Set(['loadgen', 'cli', ...JOBS]),
+  loadgen: new Set(['cli', 'sweep', 'observe']),
   proxy: new Set(['reports', 'loadgen', 'cli', ...JOBS]),
   ...Object.fromEntries(JOBS.map((j) => [j, new Set(['cli'])])),
 };

@@ -1,26 +1,14 @@
 /**
- * HAProxy 2.6 as the reference: detection, the generated nearest-equivalent
- * configuration (after the HAProxy 2.6 configuration manual), start and
- * stop. One thread, pinned like the proxy, so both get the same CPU.
+ * HAProxy 2.6 as the benchmark's reference: the generated nearest-equivalent configuration of
+ * the gated rule (after the HAProxy 2.6 configuration manual), started like the proxy: one
+ * thread, pinned, so both get the same CPU. Finding, starting and stopping it is
+ * `cliff/haproxy-process.ts`, shared with the cliff's reference line.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
 import { haproxyConfigText } from '../../cliff/haproxy-config.js';
+import { type RunningHaproxy, startHaproxy } from '../../cliff/haproxy-process.js';
 import { place } from './ipc.js';
 
 export const HAPROXY_INSTALL = 'apt-get update && apt-get install -y haproxy';
-
-/** `haproxy -v` first line, or null when it is not installed. */
-export function haproxyVersion(): string | null {
-  try {
-    const out = execFileSync('haproxy', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return out.split('\n')[0]?.trim() ?? null;
-  } catch {
-    return null;
-  }
-}
 
 export interface HaproxyRule {
   port: number;
@@ -51,62 +39,14 @@ export function haproxyConfig(r: HaproxyRule): string {
   });
 }
 
-async function listening(port: number, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const ok = await new Promise<boolean>((res) => {
-      const s = net.connect({ host: '127.0.0.1', port });
-      s.once('connect', () => {
-        s.destroy();
-        res(true);
-      });
-      s.once('error', () => res(false));
-    });
-    if (ok) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
-
-export class Haproxy {
-  readonly proc: ChildProcess;
-  #exited = false;
-
-  private constructor(proc: ChildProcess) {
-    this.proc = proc;
-    proc.on('exit', () => {
-      this.#exited = true;
-    });
-  }
-
-  /** Writes the config into `dir`, checks it, starts HAProxy in the foreground and waits for its port. */
-  static async start(dir: string, r: HaproxyRule, cpu: number | null): Promise<Haproxy> {
-    const cfg = path.join(dir, `haproxy-${r.port}.cfg`);
-    writeFileSync(cfg, haproxyConfig(r));
-    execFileSync('haproxy', ['-c', '-q', '-f', cfg], { stdio: ['ignore', 'ignore', 'inherit'] });
-    const proc = spawn('haproxy', ['-db', '-q', '-f', cfg], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      detached: true,
-    });
-    const h = new Haproxy(proc);
-    if (proc.pid !== undefined) place(proc.pid, cpu);
-    if (!(await listening(r.port, 5_000))) {
-      await h.stop();
-      throw new Error('haproxy did not start listening');
-    }
-    return h;
-  }
-
-  get pid(): number {
-    return this.proc.pid ?? -1;
-  }
-
-  async stop(): Promise<void> {
-    if (this.#exited) return;
-    const gone = new Promise<void>((r) => this.proc.once('exit', () => r()));
-    this.proc.kill('SIGTERM');
-    const t = setTimeout(() => this.proc.kill('SIGKILL'), 2_000);
-    await gone;
-    clearTimeout(t);
-  }
+/**
+ * Starts `bin` on the configuration for `r`, quiet, in its own process group, placed on `cpu`
+ * like the proxy, and resolves once it listens on `r.port`.
+ */
+export function startBenchHaproxy(bin: string, r: HaproxyRule, cpu: number | null): Promise<RunningHaproxy> {
+  return startHaproxy(bin, haproxyConfig(r), r.port, {
+    quiet: true,
+    detached: true,
+    onSpawn: (pid) => place(pid, cpu),
+  });
 }

@@ -3,8 +3,10 @@
  * own timings, points the proxy's rule and a fresh HAProxy at it, and runs
  * every target in turn (order rotated per repetition).
  */
+
+import type { RunningHaproxy } from '../../cliff/haproxy-process.js';
 import type { EngineConfig } from './engine-child.js';
-import { Haproxy, type HaproxyRule } from './haproxy.js';
+import { type HaproxyRule, startBenchHaproxy } from './haproxy.js';
 import { Child } from './ipc.js';
 import type { LoopResult, Workload } from './loadgen-child.js';
 import { freePort, median, quantile, runWrk, withCpu } from './measure.js';
@@ -19,8 +21,9 @@ export interface Ctx {
   proxy: Child;
   relay: Child;
   /** The running HAProxy, if any. */
-  ha: { p: Haproxy | null };
-  haVersion: string | null;
+  ha: { p: RunningHaproxy | null };
+  /** The HAProxy binary, or null when it is not installed (its column is skipped). */
+  haPath: string | null;
   wrk: string | null;
   dir: string;
   sutCpu: number | null;
@@ -100,15 +103,15 @@ async function setup(
   rule: Omit<GateRule, 'enginePort'>,
   withRelay: boolean,
 ): Promise<Ports> {
-  await c.ha.p?.stop();
+  await c.ha.p?.close();
   c.ha.p = null;
   const enginePort = await c.engine.call<number>('start', cfg);
   const proxyPort = await c.proxy.call<number>('rule', { ...rule, enginePort } satisfies GateRule);
   let haPort: number | null = null;
-  if (c.haVersion) {
+  if (c.haPath !== null) {
     haPort = await freePort();
     const hr: HaproxyRule = { port: haPort, enginePort, ...rule };
-    c.ha.p = await Haproxy.start(c.dir, hr, c.sutCpu);
+    c.ha.p = await startBenchHaproxy(c.haPath, hr, c.sutCpu);
   }
   const relay = withRelay ? await c.relay.call<number>('target', enginePort) : null;
   return { direct: enginePort, proxy: proxyPort, haproxy: haPort, relay };
@@ -387,7 +390,7 @@ export async function ssePhase(c: Ctx): Promise<SseResult> {
       );
     }
   }
-  await c.ha.p?.stop();
+  await c.ha.p?.close();
   c.ha.p = null;
   const med = (t: Target) =>
     samples[t].length ? Math.round(median(samples[t].map((x) => x.events_per_s))) : null;

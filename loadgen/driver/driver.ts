@@ -9,7 +9,6 @@
  * and summary.
  */
 
-import { DECISION_REASONS } from '../../gate/index.js';
 import { createRetryPolicy, type RetryContext } from '../../sim/clients/retry.js';
 import {
   createSchedule,
@@ -17,19 +16,17 @@ import {
   type RequestDescriptor,
   type Schedule,
 } from '../../sim/clients/schedule.js';
-import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';
 import { seededStreams } from '../../sim/kernel/seeded-streams.js';
-import { LatencyHistogram } from '../../sim/run/histogram.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import { MemorySink, type RunSink } from '../../sim/run/sinks.js';
-import { percentiles, RunStats, summarize } from '../../sim/run/stats.js';
-import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
+import { percentiles } from '../../sim/run/stats.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
 import { emptyStreamFacts } from '../shared/sse.js';
 import { type AttemptHandle, type AttemptResult, startAttempt } from './attempt.js';
 import { LagMeter, type ScheduleReport } from './lag.js';
-import { toRecord } from './record.js';
+import { paceSchedule, tickSeconds } from './pacer.js';
+import { LoadTally } from './tally.js';
 import { createTransport, type Transport } from './transport.js';
 
 /** Options of {@link runLoad}. */
@@ -90,23 +87,22 @@ export function loadSchedule(o: Pick<LoadOptions, 'setup' | 'seed' | 'endMs' | '
   });
 }
 
-/** Runs the load and returns its summary (also handed to the sink). */
+/**
+ * Runs the load and returns its summary (also handed to the sink). The parts: the schedule paced
+ * in real time (pacer.ts), each attempt sent and retried here, what came back tallied into
+ * records, rows and the summary (tally.ts).
+ */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const sink = o.sink ?? new MemorySink(false);
   const transport: Transport = createTransport(o.target);
   const endMs = o.endMs;
-  const stats = new RunStats(o.warmupMs);
+  const tally = new LoadTally(o.warmupMs, sink, o.ceilings);
   const lag = new LagMeter();
-  const itl = new LatencyHistogram();
   const retryPolicy = createRetryPolicy(o.setup.retry);
   const retryRng = seededStreams(o.seed)('clients.retry');
   const schedule = loadSchedule(o);
   const maxInflight = o.maxInflight ?? 10_000;
-  const decisionsTotal: Record<string, number> = Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
-  let decisionsSec: Record<string, number> = Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
-  const gauges = { inflight: 0, queued: 0, limit: 0 };
   const protocols = { http1: 0, h2: 0 };
-  const transportErrors: Record<string, number> = {};
   let overload = 0;
   let sends = 0;
 
@@ -115,45 +111,6 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const live = new Set<AttemptHandle>();
   const retryTimers = new Set<NodeJS.Timeout>();
   let stopped = false;
-
-  /** Records an ended attempt; returns its outcome. */
-  const record = (d: RequestDescriptor, r: AttemptResult, inSystem: boolean): string => {
-    const verdict = inSystem
-      ? { outcome: 'in_system' as const, good: false }
-      : classifyAttempt({
-          inference: d.inference,
-          status: r.status,
-          error: r.refusal?.error ?? '',
-          clientLeft: r.end === 'deadline',
-          finished: r.finished,
-          generatedTokens: r.generated,
-          expectedTokens: d.outputTokens,
-          finishReason: r.facts.finishReason,
-          ttftFromFirstSendMs:
-            r.facts.firstTokenAtMs === undefined ? undefined : r.facts.firstTokenAtMs - d.firstSentAtMs,
-          endAtMs: r.endAtMs,
-          deadlineAtMs: d.deadlineMs,
-          ttftSloMs: d.ttftSloMs,
-        });
-    const rec = toRecord(d, r, verdict.outcome, verdict.good);
-    if (rec.outcome === 'in_system') rec.e2e_ms = '';
-    stats.record(rec);
-    sink.request(rec);
-    if (verdict.outcome === 'completed') for (const g of r.facts.gapsMs) itl.add(g);
-    if (r.end === 'error') transportErrors[r.error] = (transportErrors[r.error] ?? 0) + 1;
-    const reason =
-      r.end === 'response' ? decisionReasonOf(r.status, r.refusal?.error ?? '', d.inference) : undefined;
-    if (reason !== undefined) {
-      decisionsTotal[reason] = (decisionsTotal[reason] ?? 0) + 1;
-      decisionsSec[reason] = (decisionsSec[reason] ?? 0) + 1;
-    }
-    const gz = r.gauges;
-    if (gz.inflight !== undefined) gauges.inflight = gz.inflight;
-    if (gz.queued !== undefined) gauges.queued = gz.queued;
-    if (gz.limit !== undefined) gauges.limit = gz.limit;
-    if (gz.inflight !== undefined || gz.queued !== undefined) stats.observe(gauges.inflight, gauges.queued);
-    return verdict.outcome;
-  };
 
   const retryAfter = (d: RequestDescriptor, r: AttemptResult, outcome: string): void => {
     if (stopped || outcome === 'completed' || outcome === 'cancelled' || outcome === 'in_system') return;
@@ -185,7 +142,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     if (live.size >= maxInflight) {
       overload++;
       const now = clock();
-      record(d, failedResult(now, 'driver_overload'), false);
+      tally.record(d, failedResult(now, 'driver_overload'), false);
       return;
     }
     const spec = buildRequest(
@@ -204,70 +161,36 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     live.add(h);
     void h.done.then((r) => {
       live.delete(h);
-      const outcome = record(d, r, r.end === 'stopped');
+      const outcome = tally.record(d, r, r.end === 'stopped');
       retryAfter(d, r, outcome);
     });
   };
 
-  // ---- the schedule: one timer for the next due time, batches when late --------
-  let next = schedule.next();
-  let schedTimer: NodeJS.Timeout | undefined;
-  let scheduleDone!: () => void;
-  const scheduleOver = new Promise<void>((r) => {
-    scheduleDone = r;
-  });
-  const tick = (): void => {
-    schedTimer = undefined;
-    const now = clock();
-    while (next !== undefined && next.sentAtMs <= now) {
-      const d = next;
-      next = schedule.next();
-      if (d.inference) stats.offer(d.tenant ?? KEYLESS_LABEL, d.sentAtMs);
-      send(d);
-    }
-    if (next === undefined || stopped) {
-      scheduleDone();
-      return;
-    }
-    schedTimer = setTimeout(tick, Math.max(0, next.sentAtMs - clock()));
-  };
-
-  // ---- the per-second rows -------------------------------------------------------
-  const seconds = Math.ceil(endMs / 1000);
-  let sec = 0;
-  let secTimer: NodeJS.Timeout | undefined;
-  const closeSecond = (): void => {
-    sec++;
-    sink.second(
-      stats.second(sec, {
-        inflight: gauges.inflight,
-        queued: gauges.queued,
-        limit: gauges.limit,
-        configured_limit: o.ceilings.max_outstanding,
-        queue_depth: o.ceilings.queue_depth,
-        adapt_state: '',
-        decisions: decisionsSec,
-        endpoints: [],
-      }),
-    );
-    decisionsSec = Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
-    o.onSecond?.(sec, live.size);
-    void sink.flush();
-    if (sec < seconds) secTimer = setTimeout(closeSecond, Math.max(0, (sec + 1) * 1000 - clock()));
-  };
-
   const sleepUntil = (t: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, t - clock())));
 
-  schedTimer = setTimeout(tick, Math.max(0, (next?.sentAtMs ?? 0) - clock()));
-  secTimer = setTimeout(closeSecond, Math.max(0, 1000 - clock()));
+  const pacer = paceSchedule(
+    schedule,
+    clock,
+    (d) => {
+      tally.offer(d);
+      send(d);
+    },
+    () => stopped,
+  );
+  const seconds = Math.ceil(endMs / 1000);
+  const ticker = tickSeconds(seconds, clock, (sec) => {
+    tally.closeSecond(sec);
+    o.onSecond?.(sec, live.size);
+    void sink.flush();
+  });
   try {
-    await scheduleOver;
+    await pacer.over;
     await sleepUntil(endMs);
     stopped = true;
     for (const t of retryTimers) clearTimeout(t);
     retryTimers.clear();
     // The last rows close on their timers; wait for them.
-    while (sec < seconds) await sleepUntil((sec + 1) * 1000 + 1);
+    while (ticker.closed < seconds) await sleepUntil((ticker.closed + 1) * 1000 + 1);
     const grace = o.graceMs ?? 0;
     if (grace > 0 && live.size > 0) {
       const deadline = clock() + grace;
@@ -278,26 +201,24 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     await Promise.all(pending);
   } finally {
     stopped = true;
-    if (schedTimer !== undefined) clearTimeout(schedTimer);
-    if (secTimer !== undefined) clearTimeout(secTimer);
+    pacer.cancel();
+    ticker.cancel();
     for (const t of retryTimers) clearTimeout(t);
     await transport.close();
   }
 
   const sched = lag.report();
-  const summary = summarize(stats, {
+  const summary = tally.summarize({
     scenario: o.scenario,
     seed: o.seed,
     dialect: o.dialect,
     durationMs: o.endMs,
     warmupMs: o.warmupMs,
-    decisions: decisionsTotal,
-    ceilings: o.ceilings,
     anomalies: {
       late_sends: sched.late_sends,
       schedule_lag_p99_ms: sched.lag_p99_ms,
       schedule_lag_max_ms: sched.lag_max_ms,
-      transport_errors: Object.values(transportErrors).reduce((a, b) => a + b, 0),
+      transport_errors: Object.values(tally.transportErrors).reduce((a, b) => a + b, 0),
       driver_overload: overload,
     },
     events: sends,
@@ -306,9 +227,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   return {
     summary,
     schedule: sched,
-    itl_ms: percentiles(itl),
+    itl_ms: percentiles(tally.itl),
     protocols,
-    transport_errors: transportErrors,
+    transport_errors: tally.transportErrors,
   };
 }
 

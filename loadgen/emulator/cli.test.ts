@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { engineCommand } from '../../cli/engine.js';
 import type { RunningEmulator } from './emulator.js';
-import { http } from './test-helpers.js';
+import { http } from './test/helpers.js';
 
 /** Runs `sluice engine ARGS` in-process until `stop` resolves. */
 function run(

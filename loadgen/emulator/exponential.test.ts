@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_PROFILES, EmulatorOptionError, type RunningEmulator, startEmulator } from './emulator.js';
-import { chat, http, postJson } from './test-helpers.js';
+import { chat, http, postJson } from './test/helpers.js';
 
 let emu: RunningEmulator;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from './emulator.js';
 import { FaultError } from './faults.js';
-import { chat, http, postJson, streamSse, waitFor } from './test-helpers.js';
+import { chat, http, postJson, streamSse, waitFor } from './test/helpers.js';
 
 const running: RunningEmulator[] = [];
 async function start(o: EmulatorOptions = {}): Promise<RunningEmulator> {

@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from './emulator.js';
 import { MAX_BODY_BYTES } from './server.js';
-import { chat, http, postJson, streamSse } from './test-helpers.js';
+import { chat, http, postJson, streamSse } from './test/helpers.js';
 
 let emu: RunningEmulator;
 

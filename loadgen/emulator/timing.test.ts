@@ -1,7 +1,7 @@
 import type { ClientRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from './emulator.js';
-import { chat, http, metric, parseProm, postJson, streamSse, waitFor } from './test-helpers.js';
+import { chat, http, metric, parseProm, postJson, streamSse, waitFor } from './test/helpers.js';
 
 // Timing assertions use wide bounds: the machine is shared and noisy. They check ordering
 // and that nothing arrives early, not tight latencies.

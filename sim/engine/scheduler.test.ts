@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ids, runToIdle, unitStepEngine } from './test-helpers.js';
+import { ids, runToIdle, unitStepEngine } from './test/helpers.js';
 
 describe('continuous batching (V1 scheduler)', () => {
   it('never runs more than max_num_seqs requests; the rest wait in arrival order', () => {

@@ -7,7 +7,7 @@ import {
   prefillBatch,
   rooflineStepTime,
 } from './step-time.js';
-import { runToIdle, unitStepEngine } from './test-helpers.js';
+import { runToIdle, unitStepEngine } from './test/helpers.js';
 
 const h100x8b = rooflineStepTime(DEPLOYMENT_PROFILES['llama-3.1-8b-h100'].roofline);
 const a100x8b = rooflineStepTime(DEPLOYMENT_PROFILES['llama-3.1-8b-a100-80g'].roofline);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../scenario/data-files.js';
 import { parseScenarioText } from '../scenario/load.js';
-import { REPO_ROOT } from '../scenario/resolve.js';
 import { runScenario } from './run.js';
 import { MemorySink } from './sinks.js';
 

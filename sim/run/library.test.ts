@@ -5,8 +5,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../scenario/data-files.js';
 import { loadScenario } from '../scenario/load.js';
-import { REPO_ROOT } from '../scenario/resolve.js';
 import { runScenario } from './run.js';
 import { MemorySink } from './sinks.js';
 

@@ -8,8 +8,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Simulator } from '../kernel/simulator.js';
+import { REPO_ROOT } from '../scenario/data-files.js';
 import { loadScenario } from '../scenario/load.js';
-import { REPO_ROOT } from '../scenario/resolve.js';
 import { runScenario } from './run.js';
 import { MemorySink } from './sinks.js';
 

@@ -7,35 +7,33 @@
  * Simulated time advances in chunks of CHUNK_MS; between chunks the run
  * awaits the output sinks and pulls the next stretch of a replayed trace, so
  * memory stays bounded by the live requests, not the run's length.
+ *
+ * This file wires the parts: the generated clients (feeds.ts), the trace
+ * replay (trace-pull.ts), the per-second rows (second-rows.ts), the gate's
+ * admission (admission.ts), the engines (engines.ts), the request lifecycle
+ * (requests.ts) and the world's scrapes, probes and timeline (world.ts).
  */
-
-import { ClosedLoopUsers } from '../clients/closed-loop.js';
 import type { TraceFormatError } from '../clients/errors.js';
+
 import type { RequestDescriptor } from '../clients/request-factory.js';
 import { RequestFactory } from '../clients/request-factory.js';
 import { createRetryPolicy } from '../clients/retry.js';
 import type { RandomFn, RandomStreams } from '../clients/rng.js';
-import {
-  type ArrivalFeed,
-  arrivalFeeds,
-  nextArrival,
-  tokenShaper,
-  traceSendAtMs,
-} from '../clients/schedule.js';
+import { tokenShaper } from '../clients/schedule.js';
 import { KEYLESS_LABEL } from '../clients/tenants.js';
-import { readTrace } from '../clients/trace-files.js';
-import type { TraceRecord } from '../clients/trace-parse.js';
 import { uniformStream } from '../kernel/rng.js';
 import { Simulator } from '../kernel/simulator.js';
 import { toClientConfig } from '../scenario/client-config.js';
 import type { Scenario } from '../scenario/resolve.js';
 import { type Admission, buildAdmission } from './admission.js';
 import { buildEngines, type EngineNode } from './engines.js';
-import { round3 } from './histogram.js';
-import type { RunSummary, SecondRow } from './records.js';
+import { clientFeeds } from './feeds.js';
+import type { RunSummary } from './records.js';
 import { Lifecycle, type RunObserver } from './requests.js';
+import { scheduleSecondRows } from './second-rows.js';
 import type { RunSink } from './sinks.js';
 import { RunStats, summarize } from './stats.js';
+import { TracePull } from './trace-pull.js';
 import { scheduleHealth, scheduleScrapes, scheduleTimeline } from './world.js';
 
 /** Simulated time run between two awaits, ms. */
@@ -102,19 +100,15 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   );
   const breaker = scheduleHealth(sim, scenario, nodes, admission);
 
-  const closedUsers = setup.closedLoop
-    ? new ClosedLoopUsers(setup.closedLoop, streams('clients.closed_loop'))
-    : null;
-  const userOf = new Map<number, number>();
   // The token shifts and the open-loop feeds are the schedule's (`sim/clients/schedule.ts`), the
   // ones the load driver and the k6 plan send: this run only places them on the clock.
   const shaped = tokenShaper(setup.shifts, streams('clients.shift'));
-
   const sendNew = (d: RequestDescriptor): void => {
     const req = shaped(d);
     if (req.inference) stats.offer(req.tenant ?? KEYLESS_LABEL, req.sentAtMs);
     lifecycle!.send(req);
   };
+  const feeds = clientFeeds(sim, setup, factory, streams, endMs, sendNew);
 
   lifecycle = new Lifecycle({
     sim,
@@ -127,14 +121,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       stats.record(r);
       sink.request(r);
     },
-    logicalEnd: (d, now) => {
-      if (closedUsers === null) return;
-      const user = userOf.get(d.logicalId);
-      if (user === undefined) return;
-      userOf.delete(d.logicalId);
-      const next = closedUsers.onFinished(user, now);
-      if (next !== undefined && next < endMs) sim.schedule(next, () => sendUser(user));
-    },
+    logicalEnd: (d, now) => feeds.logicalEnd(d, now),
     endMs,
     onEndpointResult: breaker,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
@@ -145,113 +132,33 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     },
   });
 
-  // ---- open-loop arrivals (and shifts of the arrival process) -----------
-  interface Feed extends ArrivalFeed {
-    /** The tenant of the arrival scheduled next. */
-    tenantIndex?: number | undefined;
-  }
-  const feeds: Feed[] = arrivalFeeds(setup, factory.tenants, streams, endMs);
-  // One pending arrival per feed, scheduled with the feed as its argument (no closure per arrival).
-  const arrive = (feed: Feed): void => {
-    if (sim.now() < feed.untilMs) sendNew(factory.create(sim.now(), feed.tenantIndex));
-    pump(feed);
-  };
-  const pump = (feed: Feed): void => {
-    const n = nextArrival(feed, endMs);
-    if (n === undefined) return;
-    feed.tenantIndex = n.tenantIndex;
-    sim.schedule(n.atMs, arrive, feed);
-  };
-  for (const f of feeds) pump(f);
-
-  // ---- closed-loop users ---------------------------------------------------
-  const sendUser = (user: number): void => {
-    const d = factory.create(sim.now());
-    userOf.set(d.logicalId, user);
-    sendNew(d);
-  };
-  if (closedUsers)
-    for (const s of closedUsers.start()) if (s.atMs < endMs) sim.schedule(s.atMs, () => sendUser(s.userId));
-
-  // ---- trace replay, pulled ahead of the clock -----------------------------
-  let trace: AsyncIterator<TraceRecord> | null = null;
-  let traceDone = true;
-  let traceCount = 0;
-  const tr = setup.trace;
-  if (tr) {
-    trace = readTrace(tr.path, {
-      format: tr.format,
-      ...(opts.onBadTraceLine ? { skipBadLines: true, onBadLine: opts.onBadTraceLine } : {}),
-    })[Symbol.asyncIterator]();
-    traceDone = false;
-  }
-  let traceHorizonMs = 0;
-  const pullTrace = async (untilMs: number): Promise<void> => {
-    if (!tr || !trace) return;
-    while (!traceDone && traceHorizonMs < untilMs) {
-      const n = await trace.next();
-      if (n.done || (tr.limit !== undefined && traceCount >= tr.limit)) {
-        traceDone = true;
-        break;
-      }
-      traceCount++;
-      const rec = n.value;
-      const at = traceSendAtMs(tr, rec);
-      traceHorizonMs = at;
-      if (at >= endMs) {
-        traceDone = true;
-        break;
-      }
-      sim.schedule(Math.max(at, sim.now()), () => sendNew(factory.fromTrace(rec, sim.now())));
-    }
-  };
-
-  // ---- the world: scrapes, timeline, the per-second rows -------------------
+  feeds.start();
+  const trace = new TracePull(
+    sim,
+    setup.trace,
+    endMs,
+    (rec) => sendNew(factory.fromTrace(rec, sim.now())),
+    opts.onBadTraceLine,
+  );
   scheduleScrapes(sim, seed, scenario, nodes, admission);
   scheduleTimeline(sim, scenario, nodes, admission, (node, lost) => lifecycle!.lost(node, lost));
-  let lastDecisions = admission.decisions();
   const pool0 = admission.pool();
   const configured = {
     max_outstanding: pool0.cfg.maxOutstanding,
     queue_depth: pool0.cfg.queueDepth,
     queue_wait_ms: pool0.cfg.queueWaitMs,
   };
-  sim.every(1000, () => {
-    const p = admission.pool();
-    const now = admission.decisions();
-    const delta: Record<string, number> = {};
-    for (const k of Object.keys(now) as (keyof typeof now)[]) delta[k] = now[k] - lastDecisions[k];
-    lastDecisions = now;
-    const row: SecondRow = stats.second(Math.round(sim.now() / 1000), {
-      inflight: p.inflight,
-      queued: p.queue.length,
-      limit: p.bucket ? p.bucket.capacity : p.effective,
-      configured_limit: p.bucket ? p.bucket.capacity : p.cfg.maxOutstanding,
-      queue_depth: p.cfg.queueDepth,
-      adapt_state: p.adaptState,
-      decisions: delta,
-      endpoints: nodes.map((n) => {
-        n.host.sync();
-        return {
-          id: n.endpoint.id,
-          running: n.engine.numRunning,
-          waiting: n.engine.numWaiting,
-          kv_usage: round3(n.engine.kvCacheUsage),
-        };
-      }),
-    });
-    sink.second(row);
-  });
+  scheduleSecondRows(sim, admission, nodes, stats, sink);
 
   // ---- run ----------------------------------------------------------------------
   let ranMs = endMs;
   for (let t = 0; t < endMs; ) {
     const next = Math.min(endMs, t + CHUNK_MS);
-    await pullTrace(next + TRACE_AHEAD_MS);
+    await trace.pull(next + TRACE_AHEAD_MS);
     sim.run(next);
     t = next;
     await sink.flush();
-    if (opts.untilIdle && traceDone && t >= traceHorizonMs && lifecycle.liveCount === 0) {
+    if (opts.untilIdle && trace.done && t >= trace.horizonMs && lifecycle.liveCount === 0) {
       ranMs = t;
       break;
     }

@@ -17,7 +17,7 @@ import {
   SERVICE_ARGUMENT_FIELDS,
   SWITCH_VALUES,
 } from '../../gate/index.js';
-import { nearest, report, show } from './issues.js';
+import { detailAfterField, nearest, report, show } from './issues.js';
 
 /** The `LLB_FC_*` (and `LLB_PD_MAX_INFLIGHT_PER_EP`) variables the gate reads. */
 export const GATE_ENV_NAMES: readonly string[] = FC_FIELD_NAMES.flatMap((k) => FIELDS[k].env);
@@ -52,10 +52,14 @@ function reportGateError(
   if (!isGateError(err)) throw err;
   let path = fieldPath(err.field);
   if (remap !== undefined) path = remap(path);
-  const detail = err.message.startsWith(`${err.field}: `)
-    ? err.message.slice(err.field.length + 2)
-    : err.message;
-  report(ctx, [...prefix, ...path], err.value, detail, err.expected, err.code === 'SLUICE_E_FIELD_UNKNOWN');
+  report(
+    ctx,
+    [...prefix, ...path],
+    err.value,
+    detailAfterField(err),
+    err.expected,
+    err.code === 'SLUICE_E_FIELD_UNKNOWN',
+  );
 }
 
 const ALL_ARG_NAMES = [...Object.keys(SERVICE_ARGUMENT_FIELDS), ...FC_FIELD_NAMES];

@@ -171,3 +171,12 @@ export function knownKeys(inst: unknown): string[] | undefined {
 export function nearest(key: string, known: readonly string[]): string | undefined {
   return nearestName(key, known, Math.min(4, Math.max(2, Math.floor(key.length / 3) + 1)));
 }
+
+/**
+ * The detail of a field error's message: the text after its leading `field: `, or the whole
+ * message when it does not start with the field (gate and client-model errors name their field
+ * first; a scenario report places the path itself).
+ */
+export function detailAfterField(err: { readonly message: string; readonly field: string }): string {
+  return err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
+}

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { dataFileCandidates, REPO_ROOT } from './data-files.js';
 import { isScenarioError, MAX_LISTED_ISSUES, ScenarioError } from './errors.js';
 import { loadScenario, MAX_SCENARIO_BYTES, parseScenarioText } from './load.js';
-import { dataFileCandidates, REPO_ROOT } from './resolve.js';
 
 /** A small valid scenario; line numbers below refer to this text. */
 const BASE = `name: t

@@ -7,8 +7,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import { REPO_ROOT } from './data-files.js';
 import { type LibraryEntry, renderReadme, renderSchemaFile } from './docs.js';
-import { REPO_ROOT } from './resolve.js';
 
 /** The scenario library directory of the repository. */
 export const SCENARIOS_DIR = join(REPO_ROOT, 'scenarios');

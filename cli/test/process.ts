@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { vi } from 'vitest';
-import { REPO_ROOT } from '../sim/scenario/resolve.js';
+import { REPO_ROOT } from '../../sim/scenario/data-files.js';
 
 const run = promisify(execFile);
 
@@ -36,7 +36,7 @@ export async function sluiceProcess(args: readonly string[], cwd?: string): Prom
 export async function sluiceInProcess(
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { main } = await import('./main.js');
+  const { main } = await import('../main.js');
   let stdout = '';
   let stderr = '';
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {

@@ -1,10 +1,10 @@
 /** Small fixtures shared by the engine tests. */
 
-import type { VllmEngineConfig } from './engine.js';
-import { VllmEngine } from './engine.js';
-import type { EngineLimits } from './profiles.js';
-import { fittedStepTime } from './step-time.js';
-import type { Engine, EngineRequest, StepOutcome } from './types.js';
+import type { VllmEngineConfig } from '../engine.js';
+import { VllmEngine } from '../engine.js';
+import type { EngineLimits } from '../profiles.js';
+import { fittedStepTime } from '../step-time.js';
+import type { Engine, EngineRequest, StepOutcome } from '../types.js';
 
 /** Limits small enough to reason about by hand. */
 export function smallLimits(overrides: Partial<EngineLimits> = {}): EngineLimits {

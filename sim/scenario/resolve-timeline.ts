@@ -1,0 +1,185 @@
+/**
+ * The timeline part of a scenario's normal form: events checked against the duration and each
+ * other's order, endpoint selectors resolved to pool indexes, each `replace` made into the full
+ * rule to POST (checked by the gate's own parser), and the telemetry outages' selectors resolved.
+ */
+import { endpointId, isGateError, parseRule } from '../../gate/index.js';
+import { fieldPath } from './gate-section.js';
+import { detailAfterField } from './issues.js';
+import type {
+  LoxilbGate,
+  Path,
+  PoolEndpoint,
+  Reporter,
+  RuleEndpointInput,
+  RuleInput,
+  SmgGate,
+  Telemetry,
+  TimelineEvent,
+} from './resolve.js';
+import type { EndpointSelector } from './resolve-engines.js';
+import type { ScenarioFile, TimelineEventSpec } from './schema.js';
+
+/** What the timeline's events are resolved against. */
+export interface TimelineContext {
+  /** Scenario length, in seconds: every event and outage starts before it. */
+  duration_s: number;
+  gate: LoxilbGate | SmgGate;
+  endpoints: readonly PoolEndpoint[];
+  select: EndpointSelector;
+}
+
+/** The telemetry section with each outage's endpoint selector resolved. */
+export function resolveTelemetry(s: ScenarioFile, ctx: TimelineContext, report: Reporter): Telemetry {
+  const duration = ctx.duration_s;
+  return {
+    ...s.telemetry,
+    outages: s.telemetry.outages.map((o, i) => {
+      if (o.at_s >= duration) {
+        report(
+          ['telemetry', 'outages', i, 'at_s'],
+          o.at_s,
+          `${o.at_s} is not below duration_s (${duration})`,
+          `a time below duration_s (${duration})`,
+        );
+      }
+      return {
+        at_s: o.at_s,
+        duration_s: o.duration_s,
+        endpoints: ctx.select(o.endpoints, ['telemetry', 'outages', i, 'endpoints']),
+      };
+    }),
+  };
+}
+
+/** The timeline in normal form, in the file's order. */
+export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: Reporter): TimelineEvent[] {
+  const { duration_s: duration, gate, endpoints, select } = ctx;
+  const tenantIds = new Set((s.clients.tenants ?? []).map((t) => t.id).filter((id) => id !== undefined));
+  let stored: RuleInput | undefined = gate.dialect === 'loxilb' ? gate.rule : undefined;
+  let prevAt = 0;
+  const resolveEvent = (ev: TimelineEventSpec, i: number): TimelineEvent => {
+    const path: Path = ['timeline', i];
+    if (ev.at_s >= duration) {
+      report(
+        [...path, 'at_s'],
+        ev.at_s,
+        `${ev.at_s} is not below duration_s (${duration})`,
+        `a time below duration_s (${duration})`,
+      );
+    } else if (ev.at_s < prevAt) {
+      report(
+        [...path, 'at_s'],
+        ev.at_s,
+        `${ev.at_s} is before the previous event (${prevAt}); list events in time order`,
+        `a time at or after ${prevAt}`,
+      );
+    }
+    prevAt = Math.max(prevAt, ev.at_s);
+    switch (ev.event) {
+      case 'replace': {
+        if (stored === undefined) {
+          report(
+            [...path, 'event'],
+            ev.event,
+            'needs gate.rule (SMG settings are not runtime settings)',
+            'an event the gate dialect supports',
+          );
+          return { ...ev, rule: { serviceArguments: { ...ev.serviceArguments }, endpoints: [] } };
+        }
+        const post = replaceRule(ev, stored, endpoints, path, report);
+        stored = post;
+        return { ...ev, rule: post };
+      }
+      case 'maintenance':
+        if (gate.dialect !== 'loxilb') {
+          report(
+            [...path, 'event'],
+            ev.event,
+            'needs gate.rule (the maintenance drain is a loxilb gateway feature)',
+            'an event the gate dialect supports',
+          );
+        }
+        return ev;
+      case 'endpoint_down':
+      case 'endpoint_up':
+        return { ...ev, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+      case 'flap': {
+        const down = ev.down_s ?? ev.period_s / 2;
+        if (down >= ev.period_s) {
+          report(
+            [...path, 'down_s'],
+            ev.down_s,
+            `${down} is not below period_s (${ev.period_s})`,
+            `a number below period_s (${ev.period_s})`,
+          );
+        }
+        return { ...ev, down_s: down, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+      }
+      case 'scrape_outage':
+      case 'engine_slowdown':
+        return { ...ev, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+      case 'capacity_loss': {
+        const k = Math.min(endpoints.length, Math.max(1, Math.round(ev.share * endpoints.length)));
+        return { ...ev, endpoints: endpoints.slice(endpoints.length - k).map((e) => e.index) };
+      }
+      case 'workload_shift':
+        if (ev.tenant !== undefined && !tenantIds.has(ev.tenant)) {
+          report(
+            [...path, 'tenant'],
+            ev.tenant,
+            `"${ev.tenant}" is not a tenant of clients.tenants`,
+            `one of the tenant ids${tenantIds.size ? `: ${[...tenantIds].join(', ')}` : ' (none listed)'}`,
+          );
+        }
+        return ev;
+    }
+  };
+  return s.timeline.map(resolveEvent);
+}
+
+/**
+ * The full rule a `replace` POSTs: the stored rule's non-gate serviceArguments overlaid with the
+ * event's, and the event's endpoints (each one of the pool) or the stored ones. Checked with the
+ * gate's parser; its problems are reported under the event's path.
+ */
+function replaceRule(
+  ev: Extract<TimelineEventSpec, { event: 'replace' }>,
+  stored: RuleInput,
+  endpoints: readonly PoolEndpoint[],
+  path: Path,
+  report: Reporter,
+): RuleInput {
+  const nonGate = Object.fromEntries(
+    Object.entries(stored.serviceArguments).filter(([k]) => !k.startsWith('fc_')),
+  );
+  const eps: RuleEndpointInput[] =
+    ev.endpoints === undefined
+      ? stored.endpoints
+      : ev.endpoints.map((e, j) => {
+          const id = endpointId({ endpointIP: e.endpointIP as string, targetPort: e.targetPort as number });
+          const pooled = endpoints.find((p) => p.id === id);
+          if (pooled === undefined) {
+            report(
+              [...path, 'endpoints', j],
+              id,
+              `${id} is not an endpoint of the pool`,
+              `one of ${endpoints.map((p) => p.id).join(', ')}`,
+            );
+          }
+          return {
+            endpointIP: e.endpointIP as string,
+            targetPort: e.targetPort as number,
+            weight: (e.weight as number | undefined) ?? 1,
+            role: pooled?.role ?? 'normal',
+          };
+        });
+  const post: RuleInput = { serviceArguments: { ...nonGate, ...ev.serviceArguments }, endpoints: eps };
+  try {
+    parseRule(post);
+  } catch (err) {
+    if (!isGateError(err)) throw err;
+    report([...path, ...fieldPath(err.field)], err.value, detailAfterField(err), err.expected);
+  }
+  return post;
+}
