@@ -20,7 +20,8 @@ import {
   parseBenchResult,
 } from '../sim/engine/calibrate.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../sim/engine/profiles.js';
-import { reportError } from './errors.js';
+import { parseScrapeSpec, scrapePoint } from './calibrate-scrape.js';
+import { reportError, UsageError } from './errors.js';
 
 const pct = (fit: number, meas: number): string => {
   const e = (fit / meas - 1) * 100;
@@ -46,10 +47,17 @@ function readPoint(file: string): BenchPoint {
 
 export function calibrateCommand(): Command {
   return new Command('calibrate')
-    .description('fit an engine profile to vllm bench serve result files and print measured vs fitted')
+    .description(
+      'fit an engine profile to vllm bench serve result files or vllm:* scrapes and print measured vs fitted',
+    )
     .argument(
-      '<results...>',
+      '[results...]',
       'vllm bench serve --save-result JSON files, one per --max-concurrency or --request-rate',
+    )
+    .option(
+      '--scrape <spec>',
+      'a vllm:* /metrics scrape as a point: AFTER[,BEFORE],interval=S[,concurrency=N] (repeatable)',
+      (v: string, prev: string[] = []) => [...prev, v],
     )
     .option(
       '--base <profile>',
@@ -65,9 +73,25 @@ export function calibrateCommand(): Command {
       'llama-3.1-8b-h100',
     )
     .option('--out <file>', 'where to write the fitted profile (JSON, for profile_file in a scenario)')
-    .action((files: string[], opts: { base: string; out?: string }) => {
+    .action((files: string[], opts: { base: string; out?: string; scrape?: string[] }) => {
       try {
         const points = files.map(readPoint);
+        const notes: string[] = [];
+        for (const spec of opts.scrape ?? []) {
+          const { point, notes: n } = scrapePoint(parseScrapeSpec(spec));
+          points.push(point);
+          const e = (x: number): string => `±${Math.round(x * 100)}%`;
+          notes.push(
+            `${point.label}: TTFT p50 ${point.ttftP50Ms} ms interpolated in bucket ${n.ttft.lower * 1000}-${n.ttft.upper * 1000} ms (error up to ${e(n.ttft.relError)}); ` +
+              (n.itl === undefined
+                ? `TPOT p50 taken as the ITL mean ${point.tpotP50Ms} ms (_sum/_count: the median's bucket is too wide)`
+                : `TPOT p50 ${point.tpotP50Ms} ms interpolated in ITL bucket ${n.itl.lower * 1000}-${n.itl.upper * 1000} ms (error up to ${e(n.itl.relError)})`) +
+              `; load ${loadOf(point)}`,
+          );
+        }
+        if (points.length === 0) {
+          throw new UsageError('give vllm bench serve result files, --scrape specs, or both');
+        }
         const base = DEPLOYMENT_PROFILES[opts.base as DeploymentProfileId];
         const cal = calibrate(base, points);
         const out: string[] = [
@@ -95,7 +119,7 @@ export function calibrateCommand(): Command {
         out.push(
           `fitted: memory efficiency ${t.memEfficiency.toFixed(3)}, host per sequence ${t.hostPerSeqMs.toFixed(3)} ms, mfu ${t.mfu.toFixed(3)}, frontend ${t.apiOverheadMs.toFixed(2)} ms`,
         );
-        process.stdout.write(`${out.join('\n')}\n`);
+        process.stdout.write(`${[...notes, ...out].join('\n')}\n`);
         if (opts.out !== undefined) {
           writeFileSync(opts.out, `${JSON.stringify(calibratedProfileFile(opts.base, cal), null, 2)}\n`);
           process.stdout.write(`wrote ${opts.out}\n`);

@@ -77,7 +77,7 @@ const lens = (o: Record<string, unknown>, k: string, label: string): number[] | 
  * Lengths when a result lists none: its mean, spread uniformly ±25% (equal lengths would lock a
  * closed loop into step; see `published.ts`).
  */
-function spreadAround(mean: number, n: number, name: string): number[] {
+export function spreadAround(mean: number, n: number, name: string): number[] {
   const rng = rngStream(1, name);
   const lo = Math.max(1, Math.round(mean * 0.75));
   const hi = Math.max(lo, Math.round(mean * 1.25));
