@@ -17,10 +17,10 @@ import { sluiceInProcess } from './test-process.js';
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cal-jobs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** What `sluice calibrate --out` writes: a slow host (2 ms per sequence) and a 40 ms frontend. */
+/** What `sluice calibrate --out` writes: a slow host (2 ms per sequence) and a 200 ms frontend. */
 const SLOW = {
   base: 'llama-3.1-8b-h100',
-  terms: { memEfficiency: 0.7, hostPerSeqMs: 2, mfu: 0.3, apiOverheadMs: 40 },
+  terms: { memEfficiency: 0.7, hostPerSeqMs: 2, mfu: 0.3, apiOverheadMs: 200 },
 };
 writeFileSync(join(dir, 'my-h100.json'), `${JSON.stringify(SLOW, null, 2)}\n`);
 
@@ -59,7 +59,7 @@ interface Summary {
 }
 
 describe('a calibrated profile file in every job', () => {
-  it('run: the run takes the fitted terms (TTFT p50 above the frontend delay of the file)', async () => {
+  it('run: the run takes the fitted terms (TTFT p50 above the 200 ms frontend delay of the file)', async () => {
     const a = await sluiceInProcess(
       'run',
       join(dir, 'calibrated.yaml'),
@@ -71,7 +71,7 @@ describe('a calibrated profile file in every job', () => {
     expect([a.code, b.code, a.stderr]).toEqual([0, 0, '']);
     const ta = (JSON.parse(a.stdout) as Summary).ttft_ms.p50;
     const tb = (JSON.parse(b.stdout) as Summary).ttft_ms.p50;
-    expect(ta).toBeGreaterThan(40);
+    expect(ta).toBeGreaterThan(200);
     expect(tb).toBeLessThan(40);
   }, 60_000);
 
@@ -83,7 +83,7 @@ describe('a calibrated profile file in every job', () => {
     const ttfts = (out: string): number[] =>
       (JSON.parse(out).points as { figures: { ttft_p50_ms: number } }[]).map((p) => p.figures.ttft_p50_ms);
     expect(ttfts(a.stdout)).toHaveLength(2);
-    for (const t of ttfts(a.stdout)) expect(t).toBeGreaterThan(40);
+    for (const t of ttfts(a.stdout)) expect(t).toBeGreaterThan(200);
     for (const t of ttfts(b.stdout)) expect(t).toBeLessThan(40);
   }, 120_000);
 
@@ -110,7 +110,7 @@ describe('a calibrated profile file in every job', () => {
           runs: { figures: { ttft_p50_ms: number } }[];
         }
       ).runs[0]?.figures.ttft_p50_ms as number;
-    expect(ttft(base)).toBeGreaterThan(40);
+    expect(ttft(base)).toBeGreaterThan(200);
     expect(ttft(plainBase)).toBeLessThan(40);
   }, 120_000);
 
@@ -141,7 +141,9 @@ describe('a calibrated profile file in every job', () => {
       expect(r.status).toBe(200);
       return ms;
     };
-    expect(await timed(['--profile-file', join(dir, 'my-h100.json')])).toBeGreaterThan(40);
-    expect(await timed([])).toBeLessThan(40);
+    expect(await timed(['--profile-file', join(dir, 'my-h100.json')])).toBeGreaterThan(200);
+    // Without the file: the base profile's 4 ms frontend and a 2-token request, well under
+    // 200 ms of wall time even on a loaded machine.
+    expect(await timed([])).toBeLessThan(150);
   }, 60_000);
 });
