@@ -66,6 +66,10 @@ export { Leg, Permit } from './permit.js';
 export {
   type AdmissionEnvelope,
   type Conditions as PolicyConditions,
+  type DeferRecord,
+  type DeferredItem,
+  type DeferState,
+  type DeferStore,
   type Disposition as PolicyDisposition,
   deriveEnvelope,
   type Grant as PolicyGrant,
