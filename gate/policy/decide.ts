@@ -69,7 +69,13 @@ export type Disposition =
       /** Seats held for a reduced max_tokens; absent for another pool (whose seats are not this policy's). */
       readonly grant?: Grant;
     }
-  | { readonly kind: 'defer'; readonly className: string; readonly backlog: number }
+  | {
+      readonly kind: 'defer';
+      readonly className: string;
+      readonly backlog: number;
+      /** Seats the request was estimated at (stored with the item; it needs them when fed back). */
+      readonly seats: number;
+    }
   | {
       readonly kind: 'reject';
       readonly reason: RejectReason;
@@ -109,17 +115,21 @@ export class PolicyCore {
   readonly #qCount: number[];
   readonly #qCost: number[];
 
-  constructor(policy: Policy, clock: Clock) {
+  /**
+   * @param options.intents a retry memory to carry over (a policy swap keeps every intent's
+   *   attempts and state); it is reconfigured to this policy's budget and bounds
+   */
+  constructor(policy: Policy, clock: Clock, options: { readonly intents?: RetryBudget } = {}) {
     const now = clock.now();
     this.policy = policy;
     this.#clock = clock;
     this.#classes = policy.classes;
     this.seats = new SeatBook(policy);
-    this.intents = new RetryBudget(
-      policy.retry.budgetPerIntent,
-      policy.retry.rememberMs,
-      policy.retry.maxIntents,
-    );
+    const r = policy.retry;
+    if (options.intents !== undefined) {
+      this.intents = options.intents;
+      this.intents.configure(r.budgetPerIntent, r.rememberMs, r.maxIntents);
+    } else this.intents = new RetryBudget(r.budgetPerIntent, r.rememberMs, r.maxIntents);
     this.defers = new DeferBook(policy.classes, now);
     this.score = new Scorecard(policy.classes.map((c) => c.name));
     this.#rates = policy.classes.map(() => new ServiceRate(policy.serviceRateWindowMs, now));
@@ -242,7 +252,7 @@ export class PolicyCore {
     if (this.defers.hasRoom(i)) {
       this.defers.added(i);
       this.score.disposition(i, 'defer');
-      return { kind: 'defer', className: c.name, backlog: this.defers.backlog(i) };
+      return { kind: 'defer', className: c.name, backlog: this.defers.backlog(i), seats };
     }
     const justified = (why === 'queue_full' || why === 'class_capacity') && wait !== undefined;
     return this.#reject(i, why, justified ? Math.max(1, Math.ceil(wait / 1000)) : 'unknown', detail);
@@ -271,18 +281,30 @@ export class PolicyCore {
   }
 
   #grant(i: number, env: AdmissionEnvelope, seats: number, lane: Lane, now: number, maxOut: number): Grant {
-    this.seats.take(i, env.tenant, seats, lane);
+    return this.#grantOf(i, env.tenant, seats, lane, now, maxOut, env.idempotencyKey);
+  }
+
+  #grantOf(
+    i: number,
+    tenant: string,
+    seats: number,
+    lane: Lane,
+    now: number,
+    maxOut: number,
+    key: string | undefined,
+  ): Grant {
+    this.seats.take(i, tenant, seats, lane);
     // One object shape for every grant (no spread): the hot path stays monomorphic.
     return {
       classIndex: i,
-      tenant: env.tenant,
+      tenant,
       seats,
       lane,
       className: this.#classes[i]!.name,
       estimatedSeats: seats,
       maxOutputTokens: maxOut,
       admittedAtMs: now,
-      idempotencyKey: env.idempotencyKey,
+      idempotencyKey: key,
       released: false,
     };
   }
@@ -415,5 +437,107 @@ export class PolicyCore {
   /** A request degraded to another pool ended; ends its intent. */
   intentEnded(idempotencyKey: string, outcome: 'completed' | 'failed'): void {
     this.intents.end(idempotencyKey, outcome, this.#clock.now());
+  }
+
+  /**
+   * A deferred request of class `name` is fed back: it gets seats only as a new request of its
+   * class would (tenant quota, class seats, borrowing only while healthy and unwanted) and only
+   * when the drain pace allows one now. With a grant, it has left the backlog; its intent stays in
+   * flight until the grant is released. Not counted as a new offer.
+   * @returns the grant, or undefined when it must keep waiting in the store
+   */
+  admitDeferred(
+    name: string,
+    tenant: string,
+    seats: number,
+    idempotencyKey: string | undefined,
+    cond: Conditions = HEALTHY,
+  ): Grant | undefined {
+    const i = this.#index(name);
+    const c = this.#classes[i]!;
+    if (!this.#tenantFits(c, tenant, seats) || !this.seats.canTake(i, seats, this.#mayBorrow(i, cond)))
+      return undefined;
+    const now = this.#clock.now();
+    if (!this.defers.mayDrain(i, now, cond.healthy !== false)) return undefined;
+    this.defers.removed(i);
+    return this.#grantOf(i, tenant, seats, 'class', now, 0, idempotencyKey);
+  }
+
+  /**
+   * Sets the defer backlog of class `name` to `count` (a store reopened, or a policy swapped in
+   * while items wait). Unknown classes are ignored: their items wait in the store untouched.
+   */
+  restoreBacklog(name: string, count: number): void {
+    const c = this.policy.byName.get(name);
+    if (c !== undefined) this.defers.restore(c.index, count);
+  }
+
+  /**
+   * Carries a grant of another core (a policy swap) into this one by class name, taking its seats
+   * without checking them (no preemption: until releases bring use back under this policy's
+   * limits, new work of the class waits). Reserve and emergency grants stay in their lanes.
+   * @returns the grant of this core, or undefined when the class is not in this policy
+   */
+  adoptGrant(g: Grant): Grant | undefined {
+    const c = this.policy.byName.get(g.className);
+    if (c === undefined) return undefined;
+    const ng: Grant = {
+      classIndex: c.index,
+      tenant: g.tenant,
+      seats: g.seats,
+      lane: g.lane,
+      className: c.name,
+      estimatedSeats: g.estimatedSeats,
+      maxOutputTokens: g.maxOutputTokens,
+      admittedAtMs: g.admittedAtMs,
+      idempotencyKey: g.idempotencyKey,
+      released: false,
+    };
+    this.seats.take(c.index, g.tenant, g.seats, g.lane);
+    return ng;
+  }
+
+  /**
+   * Seats of a grant whose class is not in this policy (a swap removed it): held outside every
+   * class until released with {@link releaseUnclassed}, so this policy does not give them away.
+   */
+  holdUnclassed(seats: number): void {
+    this.seats.holdUnclassed(seats);
+  }
+
+  releaseUnclassed(seats: number): void {
+    this.seats.holdUnclassed(-seats);
+  }
+
+  /**
+   * Carries a queued request of another core (a policy swap) into this core's queue of the same
+   * class name, keeping its deadline and time of arrival, without checking the queue's bounds.
+   * @returns the ticket of this core, or undefined when the class is not in this policy
+   */
+  adoptQueued(t: QueueTicket): QueueTicket | undefined {
+    const c = this.policy.byName.get(t.className);
+    if (c === undefined) return undefined;
+    const seats = estimateSeats(c.estimator, t.cost);
+    this.#qCount[c.index]!++;
+    this.#qCost[c.index]! += seats;
+    return {
+      classIndex: c.index,
+      className: c.name,
+      tenant: t.tenant,
+      seats,
+      cost: t.cost,
+      deadlineMs: t.deadlineMs,
+      enqueuedAtMs: t.enqueuedAtMs,
+      idempotencyKey: t.idempotencyKey,
+      left: false,
+    };
+  }
+
+  /**
+   * Whether `seats` more would fit class `i` now (quota aside): for the host's false-shed
+   * judgement, same rules as a new request.
+   */
+  wouldFit(i: number, seats: number, cond: Conditions = HEALTHY): boolean {
+    return this.seats.canTake(i, seats, this.#mayBorrow(i, cond));
   }
 }

@@ -32,6 +32,11 @@ export class DeferBook {
     this.#backlog[i]!++;
   }
 
+  /** Sets class `i`'s backlog (the store's pending count, after a reopen or a policy swap). */
+  restore(i: number, count: number): void {
+    this.#backlog[i] = Math.max(0, count);
+  }
+
   /** A deferred request left the store (fed back, expired or cancelled). */
   removed(i: number): void {
     if (this.#backlog[i]! > 0) this.#backlog[i]!--;

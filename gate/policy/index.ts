@@ -1,7 +1,9 @@
 /**
  * The policy layer of the gate (queue-is-a-policy.md): the policy file, the trusted envelope and
- * the pure decision core. Opt-in: nothing in the plain gate uses it yet.
+ * the pure decision core, and the host that runs it (queues, expiry, defer drain, swap, scorecard).
+ * Opt-in: nothing in the plain gate uses it.
  */
+export { AgeHistogram } from './age-histogram.js';
 export { compilePolicy, type Policy, type PolicyClass } from './compile.js';
 export {
   type ActualUse,
@@ -14,6 +16,7 @@ export {
   type QueueTicket,
   type RetryAfter,
 } from './decide.js';
+export { DeferStoreError, MemoryDeferStore } from './defer-memory.js';
 export type { DeferRecord, DeferredItem, DeferState, DeferStore } from './defer-store.js';
 export {
   type AdmissionEnvelope,
@@ -26,6 +29,28 @@ export {
 } from './envelope.js';
 export { isPolicyError, POLICY_ERROR_CODE, PolicyError, type PolicyIssue } from './errors.js';
 export { type CostEstimate, type EstimatorParams, estimateSeats } from './estimator.js';
+export {
+  type Completion,
+  type LeaseVia,
+  type PolicyAdmission,
+  PolicyGate,
+  type PolicyGateEvents,
+  type PolicyGateOptions,
+  type PolicyLease,
+  type QueueExit,
+  type SwapReport,
+} from './host.js';
+export { renderPolicyMetrics } from './host-metrics.js';
+export type { PolicyWaiter } from './host-queue.js';
+export {
+  type ClassSnapshot,
+  degradeModeLabel,
+  HostScore,
+  MAX_SHED_WATCH,
+  type PolicySnapshot,
+  type QueueLeave,
+  type TenantSnapshot,
+} from './host-score.js';
 export { MAX_POLICY_CHARS, parsePolicy, parsePolicyDocument } from './parse.js';
 export { type AttemptVerdict, type IntentState, RetryBudget } from './retry-budget.js';
 export {

@@ -22,16 +22,25 @@ interface Intent {
 
 /** The intents of one policy. */
 export class RetryBudget {
-  readonly #budget: number;
-  readonly #rememberMs: number;
-  readonly #max: number;
+  #budget: number;
+  #rememberMs: number;
+  #max: number;
   /** In insertion (= last touched) order: re-inserted on every change. */
   readonly #intents = new Map<string, Intent>();
   duplicates = 0;
   blocked = 0;
   retries = 0;
+  /** First attempts: the intents seen (attempts = firsts + retries). */
+  firsts = 0;
 
   constructor(budgetPerIntent: number, rememberMs: number, maxIntents: number) {
+    this.#budget = budgetPerIntent;
+    this.#rememberMs = rememberMs;
+    this.#max = maxIntents;
+  }
+
+  /** New bounds for the remembered intents (a policy swap): attempts already made are kept. */
+  configure(budgetPerIntent: number, rememberMs: number, maxIntents: number): void {
     this.#budget = budgetPerIntent;
     this.#rememberMs = rememberMs;
     this.#max = maxIntents;
@@ -52,6 +61,7 @@ export class RetryBudget {
     this.#forget(now);
     const i = this.#intents.get(key);
     if (i === undefined) {
+      this.firsts++;
       this.#put(key, { attempts: 1, state: 'in_flight', touchedMs: now });
       return 'first';
     }

@@ -120,6 +120,21 @@ export class Scorecard {
     this.#kinds[i * NK + 4]!++;
     this.#reasons[i * NR + REASON_INDEX[reason]]!++;
   }
+  /**
+   * A disposition the host could not carry out (a defer store that refused the item) becomes a
+   * reject: one count moves from `from` to `reject` with `reason`, for the class and the tenant.
+   */
+  recount(i: number, tenant: string, from: DispositionKind, reason: RejectReason): void {
+    this.#kinds[i * NK + KIND_INDEX[from]]!--;
+    this.rejected(i, reason);
+    const m = this.#tenants[i]!;
+    const row = m.get(tenant) ?? m.get(OTHER_TENANTS);
+    if (row !== undefined) {
+      row[KIND_INDEX[from]]!--;
+      row[4]!++;
+    }
+  }
+
   reserveAdmit(i: number): void {
     this.#reserve[i]!++;
   }

@@ -105,6 +105,14 @@ export class SeatBook {
     else this.#move(i, tenant, seats);
   }
 
+  /**
+   * Holds (or with a negative count returns) seats outside every class: grants of a class a
+   * policy swap removed. They count against the seats outside the reserve, no class's lane.
+   */
+  holdUnclassed(seats: number): void {
+    this.#classTotal += seats;
+  }
+
   /** Returns a grant's seats. */
   release(g: SeatGrant): void {
     if (g.lane === 'reserve') this.#reserveUsed -= g.seats;

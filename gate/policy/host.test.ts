@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { MemoryDeferStore } from './defer-memory.js';
+import type { DeferredItem } from './defer-store.js';
+import { PolicyGate, type PolicyGateEvents, type PolicyLease, type QueueExit } from './host.js';
+import { env, testPolicy } from './test-policy.js';
+
+interface Ctx {
+  readonly id: string;
+}
+
+/** A host that records every callback. */
+function host(text?: string, store = new MemoryDeferStore()) {
+  const clock = new ManualClock(1_000_000);
+  const dispatched: PolicyLease<Ctx>[] = [];
+  const expired: [string, QueueExit][] = [];
+  const drained: DeferredItem[] = [];
+  const deferExpired: DeferredItem[] = [];
+  let healthy = true;
+  const events: PolicyGateEvents<Ctx> = {
+    onDispatch: (l) => dispatched.push(l),
+    onExpire: (ctx, why) => expired.push([ctx.id, why]),
+    onDrain: (item) => {
+      drained.push(item);
+      return { id: `drain:${item.id}` };
+    },
+    onDeferExpire: (item) => deferExpired.push(item),
+    deferPayload: (ctx) => new TextEncoder().encode(ctx.id),
+  };
+  const gate = new PolicyGate<Ctx>({
+    policy: testPolicy(text),
+    clock,
+    events,
+    store,
+    conditions: () => ({ healthy }),
+  });
+  return {
+    gate,
+    clock,
+    store,
+    dispatched,
+    expired,
+    drained,
+    deferExpired,
+    setHealthy: (h: boolean) => {
+      healthy = h;
+    },
+  };
+}
+
+describe('PolicyGate', () => {
+  it('admits with a lease and releases it once', () => {
+    const h = host();
+    const a = h.gate.submit(env('hi', 't1', h.clock.now()), { id: 'r1' });
+    expect(a.kind).toBe('admit');
+    if (a.kind !== 'admit') return;
+    expect(a.lease.ctx.id).toBe('r1');
+    expect(h.gate.core.seats.used(0)).toBe(1);
+    expect(h.gate.release(a.lease)).toBe(true);
+    expect(h.gate.release(a.lease)).toBe(false);
+    expect(h.gate.core.seats.used(0)).toBe(0);
+  });
+
+  it('dispatches a queued request when a seat frees and expires one exactly at its age bound', () => {
+    const h = host();
+    const now = h.clock.now();
+    const leases: PolicyLease<Ctx>[] = [];
+    // hi: 8 guaranteed + 4 borrowable from lo's lendable 3; tenant quota 4 → use many tenants.
+    for (let i = 0; i < 20; i++) {
+      const a = h.gate.submit(env('hi', `t${i}`, now), { id: `a${i}` });
+      if (a.kind === 'admit') leases.push(a.lease);
+      else {
+        expect(a.kind).toBe('queue');
+        break;
+      }
+    }
+    expect(h.gate.waiting).toBe(1);
+    const q2 = h.gate.submit(env('hi', 'tq', now), { id: 'q2' });
+    expect(q2.kind).toBe('queue');
+    h.gate.release(leases[0]!);
+    expect(h.dispatched.map((l) => l.ctx.id)).toHaveLength(1);
+    expect(h.gate.waiting).toBe(1);
+    h.clock.advance(999);
+    expect(h.expired).toEqual([]);
+    h.clock.advance(1);
+    expect(h.expired).toEqual([['q2', 'max_age']]);
+    expect(h.gate.waiting).toBe(0);
+  });
+
+  it('defers into the store with the host payload, then drains at the pace only while healthy, through the seat rules', () => {
+    const h = host();
+    const now = h.clock.now();
+    const lo: PolicyLease<Ctx>[] = [];
+    for (const t of ['l1', 'l2']) {
+      const a = h.gate.submit(env('lo', t, now), { id: t });
+      if (a.kind !== 'admit') throw new Error(a.kind);
+      lo.push(a.lease);
+    }
+    const d = h.gate.submit(env('lo', 'd1', now, { deadlineInMs: 60_000 }), { id: 'd1' });
+    expect(d.kind).toBe('defer');
+    if (d.kind !== 'defer') return;
+    expect(new TextDecoder().decode(h.store.get(d.item.id)!.item.payload)).toBe('d1');
+    expect(h.store.get(d.item.id)!.state).toBe('pending');
+    expect(h.gate.deferPending).toBe(1);
+    // Full class: nothing drains however long we wait.
+    h.clock.advance(5000);
+    expect(h.drained).toEqual([]);
+    h.setHealthy(false);
+    h.gate.release(lo[0]!);
+    h.clock.advance(5000);
+    expect(h.drained).toEqual([]);
+    h.setHealthy(true);
+    h.clock.advance(999);
+    expect(h.drained).toEqual([]);
+    h.clock.advance(200);
+    expect(h.drained.map((i) => i.id)).toEqual([d.item.id]);
+    expect(h.store.get(d.item.id)!.state).toBe('draining');
+    const fed = h.dispatched.at(-1)!;
+    expect(fed.via).toBe('drain');
+    expect(fed.ctx.id).toBe(`drain:${d.item.id}`);
+    expect(h.gate.core.seats.used(2)).toBe(6);
+    h.gate.release(fed, { outcome: 'completed', status: 200 });
+    expect(h.store.get(d.item.id)).toMatchObject({ state: 'done', resultStatus: 200 });
+    expect(h.gate.deferPending).toBe(0);
+    expect(h.gate.snapshot().classes.lo).toMatchObject({ deferred: 1, drained: 1, completed: 2 });
+  });
+
+  it('expires a deferred item past its deadline instead of feeding it back', () => {
+    const h = host();
+    const now = h.clock.now();
+    for (const t of ['l1', 'l2']) h.gate.submit(env('lo', t, now), { id: t });
+    const d = h.gate.submit(env('lo', 'd1', now, { deadlineInMs: 2000 }), { id: 'd1' });
+    if (d.kind !== 'defer') throw new Error(d.kind);
+    h.clock.advance(2100);
+    expect(h.deferExpired.map((i) => i.id)).toEqual([d.item.id]);
+    expect(h.store.get(d.item.id)!.state).toBe('expired');
+    expect(h.gate.deferPending).toBe(0);
+    expect(h.gate.core.defers.backlog(2)).toBe(0);
+  });
+
+  it('drains the pending items of a reopened store, including those draining at the crash, once each', () => {
+    const store = new MemoryDeferStore();
+    const h = host(undefined, store);
+    const now = h.clock.now();
+    const lo: PolicyLease<Ctx>[] = [];
+    for (const t of ['l1', 'l2']) {
+      const a = h.gate.submit(env('lo', t, now), { id: t });
+      if (a.kind === 'admit') lo.push(a.lease);
+    }
+    const ids: string[] = [];
+    for (const t of ['d1', 'd2']) {
+      const d = h.gate.submit(env('lo', t, now, { deadlineInMs: 60_000 }), { id: t });
+      if (d.kind !== 'defer') throw new Error(d.kind);
+      ids.push(d.item.id);
+    }
+    h.gate.release(lo[0]!);
+    h.clock.advance(1100);
+    expect(h.drained.map((i) => i.id)).toEqual([ids[0]]);
+    // Crash mid-drain: d1 draining, d2 pending.
+    h.gate.close();
+    const reopened = store.reopen();
+    expect(reopened.backlog().get('lo')).toBe(2);
+    const h2 = host(undefined, reopened);
+    expect(h2.gate.deferPending).toBe(2);
+    h2.clock.advance(1100);
+    expect(h2.drained.map((i) => i.id)).toEqual([ids[0]]);
+    h2.clock.advance(1100);
+    expect(h2.drained.map((i) => i.id)).toEqual(ids);
+    for (const l of [...h2.dispatched]) h2.gate.release(l);
+    expect(ids.map((id) => reopened.get(id)!.state)).toEqual(['done', 'done']);
+  });
+
+  it('a refused defer (the store fails) is a reject counted as such, leaving the backlog as it was', () => {
+    const store = new MemoryDeferStore();
+    const h = host(undefined, store);
+    const now = h.clock.now();
+    for (const t of ['l1', 'l2']) h.gate.submit(env('lo', t, now), { id: t });
+    store.close();
+    const d = h.gate.submit(env('lo', 'd1', now), { id: 'd1' });
+    expect(d).toMatchObject({ kind: 'reject', reason: 'class_capacity', retryAfter: 'unknown' });
+    expect(h.gate.core.defers.backlog(2)).toBe(0);
+    const s = h.gate.snapshot().classes.lo!;
+    expect(s).toMatchObject({ deferred: 0, rejected: 1, defer_store_failures: 1 });
+    expect(s.tenants.d1).toMatchObject({ deferred: 0, rejected: 1 });
+  });
+
+  it('surfaces a degraded mode with its lease: reduced max_tokens with seats, a fallback pool without', () => {
+    const h = host();
+    const now = h.clock.now();
+    // mid: 4 seats, estimator 2..4 at 1000 output tokens per seat; degrade to 2000 tokens, then pool small.
+    const big = { cost: { promptTokens: 0, maxOutputTokens: 4000 } };
+    const a = h.gate.submit(env('mid', 'm1', now, big), { id: 'm1' });
+    expect(a.kind).toBe('admit');
+    const b = h.gate.submit(env('mid', 'm2', now, big), { id: 'm2' });
+    expect(b).toMatchObject({ kind: 'reject' });
+  });
+
+  it('cancelling a queued request frees its place at once and it is never dispatched', () => {
+    const h = host();
+    const now = h.clock.now();
+    const leases: PolicyLease<Ctx>[] = [];
+    let waiter: Parameters<typeof h.gate.cancel>[0] | undefined;
+    for (let i = 0; i < 20 && waiter === undefined; i++) {
+      const a = h.gate.submit(env('hi', `t${i}`, now), { id: `a${i}` });
+      if (a.kind === 'admit') leases.push(a.lease);
+      else if (a.kind === 'queue') waiter = a.waiter;
+    }
+    expect(waiter).toBeDefined();
+    expect(h.gate.core.queued('hi').count).toBe(1);
+    expect(h.gate.cancel(waiter!)).toBe(true);
+    expect(h.gate.cancel(waiter!)).toBe(false);
+    expect(h.gate.core.queued('hi').count).toBe(0);
+    h.gate.release(leases[0]!);
+    expect(h.dispatched).toEqual([]);
+    expect(h.gate.snapshot().classes.hi!.cancelled).toBe(1);
+  });
+});

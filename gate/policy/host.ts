@@ -1,0 +1,772 @@
+/**
+ * The policy host: {@link PolicyGate} runs a {@link PolicyCore} for the simulator (virtual clock)
+ * and the proxy (real clock) alike. It keeps what the core only counts: the waiting requests of
+ * every class (fair between tenants, see host-queue.ts), one expiry timer for all of them, the
+ * defer store and its drain loop, the leases of admitted work (carried across a policy swap) and
+ * the scorecard that outlives swaps. Pure: time and timers come only from the Clock port.
+ */
+import type { Clock, ClockTimer } from '../clock.js';
+import type { Policy, PolicyClass } from './compile.js';
+import { type ActualUse, type Conditions, type Grant, PolicyCore, type RetryAfter } from './decide.js';
+import { MemoryDeferStore } from './defer-memory.js';
+import type { DeferredItem, DeferStore } from './defer-store.js';
+import type { AdmissionEnvelope } from './envelope.js';
+import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
+import { HostScore, type PolicySnapshot } from './host-score.js';
+import type { DegradeOption } from './schema.js';
+import type { RejectReason } from './scorecard.js';
+import type { Lane } from './seats.js';
+
+const HEALTHY: Conditions = Object.freeze({});
+const NO_PAYLOAD = new Uint8Array(0);
+/** Pending items of a class looked at per drain step (expired ones are finished on the way). */
+const DRAIN_BATCH = 16;
+
+/** Why a queued request left without a seat. */
+export type QueueExit = 'deadline' | 'max_age' | 'class_removed' | 'closed';
+
+/** How a lease got its seats. */
+export type LeaseVia = 'admit' | 'queue' | 'degrade' | 'drain';
+
+/** Admitted work (admit, dispatched from the queue, degraded, or a deferred item fed back); end it with {@link PolicyGate.release}. */
+export interface PolicyLease<C> {
+  readonly ctx: C;
+  readonly className: string;
+  readonly tenant: string;
+  /** Seats held; 0 for a fallback pool (its seats are not this policy's). */
+  readonly seats: number;
+  /** `pool` for a fallback pool. */
+  readonly lane: Lane | 'pool';
+  readonly via: LeaseVia;
+  /** The degraded mode it runs in, or undefined. */
+  readonly mode: DegradeOption | undefined;
+  /** The max output tokens to send (reduced by a max_tokens degrade); undefined for a deferred item fed back (the request's own). */
+  readonly maxOutputTokens: number | undefined;
+  /** Absolute deadline, ms on the gate's clock (propagate the rest to the backend). */
+  readonly deadlineMs: number;
+  /** When it got its seats, ms. */
+  readonly admittedAtMs: number;
+  /** When it arrived at the gate (or was deferred), ms. */
+  readonly arrivedAtMs: number;
+  /** The store id of a deferred item fed back. */
+  readonly deferId: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  readonly released: boolean;
+}
+
+/** What the host reports when admitted work ends. */
+export interface Completion {
+  /** completed: the backend answered; failed: it did not (error, timeout); cancelled: the client went away first. */
+  readonly outcome: 'completed' | 'failed' | 'cancelled';
+  /** Whether the answer was still wanted: the client still connected (default: true unless cancelled). */
+  readonly clientConnected?: boolean;
+  /** Whether the answer was useful to the caller (default: completed). Counted useful on time only before the deadline. */
+  readonly useful?: boolean;
+  /** Actual tokens (and tool calls) used, for the estimator's error and feedback. */
+  readonly actual?: ActualUse;
+  /** Status answered (stored with a deferred item's result). */
+  readonly status?: number;
+}
+
+/** The one disposition of a submitted request, as the host acts on it. */
+export type PolicyAdmission<C> =
+  | { readonly kind: 'admit'; readonly lease: PolicyLease<C> }
+  | {
+      readonly kind: 'queue';
+      readonly waiter: PolicyWaiter<C>;
+      /** From the class's recent service rate; undefined while unknown. */
+      readonly expectedWaitMs: number | undefined;
+    }
+  | { readonly kind: 'degrade'; readonly mode: DegradeOption; readonly lease: PolicyLease<C> }
+  | { readonly kind: 'defer'; readonly item: DeferredItem; readonly backlog: number }
+  | {
+      readonly kind: 'reject';
+      readonly reason: RejectReason;
+      readonly retryAfter: RetryAfter;
+      readonly detail: string;
+    };
+
+/** The host's side of a {@link PolicyGate}: called synchronously, never re-entered for one request. */
+export interface PolicyGateEvents<C> {
+  /** A queued request (or a deferred item fed back) got its seats: run it, then release the lease. */
+  onDispatch(lease: PolicyLease<C>): void;
+  /** A queued request left without a seat (answer it: deadline, max_age, class_removed by a swap, closed). */
+  onExpire(ctx: C, why: QueueExit): void;
+  /**
+   * A deferred item is fed back with seats: return the context to run it with (decoded from its
+   * payload), or undefined when it cannot be run (the item ends `cancelled`, its seats return).
+   */
+  onDrain(item: DeferredItem): C | undefined;
+  /** A deferred item passed its deadline in the store (ended `expired`). */
+  onDeferExpire?(item: DeferredItem): void;
+  /** The host's encoding of a request being deferred (its store payload); empty when absent. */
+  deferPayload?(ctx: C): Uint8Array;
+}
+
+/** Options of a {@link PolicyGate}. */
+export interface PolicyGateOptions<C> {
+  readonly policy: Policy;
+  readonly clock: Clock;
+  readonly events: PolicyGateEvents<C>;
+  /** Where deferred requests wait (default: a new {@link MemoryDeferStore}); pending items in it are drained. */
+  readonly store?: DeferStore;
+  /** The system's conditions at each decision, dispatch and drain step (default: healthy). */
+  readonly conditions?: () => Conditions;
+  /** A store-unique id for a new deferred item (default: `d` + clock ms + a counter, base 36). */
+  readonly deferId?: () => string;
+  /** Period of the drain loop while items wait in the store, ms (default 100). */
+  readonly drainPeriodMs?: number;
+  /** Recovery ends once requests waiting in the queues are at most this many and no deferred item waits (default 0). */
+  readonly recoveryQueueDepth?: number;
+}
+
+/** What a policy swap carried over. */
+export interface SwapReport {
+  /** Leases whose seats were re-taken in the new core by class name. */
+  readonly carriedLeases: number;
+  /** Leases whose class the new policy lacks: their seats are held outside every class until released. */
+  readonly unclassedLeases: number;
+  readonly carriedWaiters: number;
+  /** Waiters whose class the new policy lacks: they left with `class_removed`. */
+  readonly removedWaiters: number;
+}
+
+/** Internal lease. */
+class Lease<C> implements PolicyLease<C> {
+  readonly ctx: C;
+  grant: Grant | undefined;
+  readonly className: string;
+  readonly tenant: string;
+  readonly seats: number;
+  readonly lane: Lane | 'pool';
+  readonly via: LeaseVia;
+  readonly mode: DegradeOption | undefined;
+  readonly maxOutputTokens: number | undefined;
+  readonly deadlineMs: number;
+  readonly admittedAtMs: number;
+  readonly arrivedAtMs: number;
+  readonly deferId: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  released = false;
+  /** Its class is not in the policy in force: seats held unclassed. */
+  unclassed = false;
+
+  constructor(
+    ctx: C,
+    grant: Grant | undefined,
+    className: string,
+    tenant: string,
+    via: LeaseVia,
+    mode: DegradeOption | undefined,
+    maxOut: number | undefined,
+    deadlineMs: number,
+    admittedAtMs: number,
+    arrivedAtMs: number,
+    deferId: string | undefined,
+    key: string | undefined,
+  ) {
+    this.ctx = ctx;
+    this.grant = grant;
+    this.className = className;
+    this.tenant = tenant;
+    this.seats = grant === undefined ? 0 : grant.seats;
+    this.lane = grant === undefined ? 'pool' : grant.lane;
+    this.via = via;
+    this.mode = mode;
+    this.maxOutputTokens = maxOut;
+    this.deadlineMs = deadlineMs;
+    this.admittedAtMs = admittedAtMs;
+    this.arrivedAtMs = arrivedAtMs;
+    this.deferId = deferId;
+    this.idempotencyKey = key;
+  }
+}
+
+/**
+ * A policy gate: the five dispositions with the queue, defer store, dispatch and expiry that make
+ * them real. `C` is the host's opaque context of one request (the simulator's job, the proxy's
+ * exchange).
+ */
+export class PolicyGate<C> {
+  readonly #clock: Clock;
+  readonly #events: PolicyGateEvents<C>;
+  readonly #store: DeferStore;
+  readonly #conditions: (() => Conditions) | undefined;
+  readonly #deferId: () => string;
+  readonly #drainPeriodMs: number;
+  #core: PolicyCore;
+  /** Class lines by class index of the core in force. */
+  #lines: ClassLine<C>[];
+  /** Class indices, highest priority first (declaration order among equals). */
+  #order: number[];
+  readonly #heap = new ExpiryHeap<C>();
+  readonly #timer: ClockTimer;
+  #timerAtMs = Number.POSITIVE_INFINITY;
+  readonly #live = new Set<Lease<C>>();
+  #waiting = 0;
+  /** Items pending in the store (any class), as this gate knows them. */
+  #deferPending = 0;
+  #stopDrain: (() => void) | undefined;
+  #pumping = false;
+  #again = false;
+  #seq = 0;
+  #ids = 0;
+  #closed = false;
+  readonly score: HostScore;
+
+  constructor(o: PolicyGateOptions<C>) {
+    this.#clock = o.clock;
+    this.#events = o.events;
+    this.#store = o.store ?? new MemoryDeferStore();
+    this.#conditions = o.conditions;
+    this.#deferId = o.deferId ?? (() => `d${this.#clock.now().toString(36)}-${(this.#ids++).toString(36)}`);
+    const period = o.drainPeriodMs ?? 100;
+    if (!(period > 0) || !Number.isFinite(period))
+      throw new RangeError(`drainPeriodMs: ${period} must be a finite number above 0`);
+    this.#drainPeriodMs = period;
+    this.#core = new PolicyCore(o.policy, o.clock);
+    this.#lines = o.policy.classes.map(() => new ClassLine<C>());
+    this.#order = priorityOrder(o.policy.classes);
+    this.#timer = o.clock.timer(() => this.#expireDue());
+    this.score = new HostScore(o.clock, o.recoveryQueueDepth ?? 0);
+    this.#restoreBacklog();
+  }
+
+  /** The core in force (its seats, intents and counters); replaced by {@link swap}. */
+  get core(): PolicyCore {
+    return this.#core;
+  }
+  get policy(): Policy {
+    return this.#core.policy;
+  }
+  get store(): DeferStore {
+    return this.#store;
+  }
+  /** Requests waiting in the queues. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+  /** Leases not yet released. */
+  get leases(): number {
+    return this.#live.size;
+  }
+  /** Deferred items pending in the store, as this gate knows them. */
+  get deferPending(): number {
+    return this.#deferPending;
+  }
+  /** Requests waiting in class `name`'s queue (0 for a class not in the policy). */
+  waitingIn(name: string): number {
+    const c = this.#core.policy.byName.get(name);
+    return c === undefined ? 0 : this.#lines[c.index]!.size;
+  }
+
+  #cond(): Conditions {
+    return this.#conditions === undefined ? HEALTHY : this.#conditions();
+  }
+
+  /**
+   * Decides one request and acts on it: admit and degrade return a lease; queue keeps `ctx`
+   * until {@link PolicyGateEvents.onDispatch} or {@link PolicyGateEvents.onExpire}; defer stores
+   * it (the store's id returned); reject returns the reason. Exactly one disposition.
+   */
+  submit(env: AdmissionEnvelope, ctx: C, cond: Conditions = this.#cond()): PolicyAdmission<C> {
+    if (this.#closed) throw new Error('the policy gate is closed');
+    const core = this.#core;
+    const now = this.#clock.now();
+    this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
+    const d = core.decide(env, cond);
+    switch (d.kind) {
+      case 'admit': {
+        const g = d.grant;
+        const lease = new Lease(
+          ctx,
+          g,
+          g.className,
+          g.tenant,
+          'admit',
+          undefined,
+          g.maxOutputTokens,
+          env.deadlineMs,
+          now,
+          now,
+          undefined,
+          g.idempotencyKey,
+        );
+        this.#live.add(lease);
+        this.score.granted(g.className, g.tenant, g.seats);
+        return { kind: 'admit', lease };
+      }
+      case 'queue': {
+        const t = d.ticket;
+        const c = core.policy.classes[t.classIndex]!;
+        const w = new Waiter(ctx, t, Math.min(t.deadlineMs, t.enqueuedAtMs + c.queue.maxAgeMs), this.#seq++);
+        this.#enqueue(w);
+        return { kind: 'queue', waiter: w, expectedWaitMs: d.expectedWaitMs };
+      }
+      case 'degrade': {
+        const g = d.grant;
+        const lease = new Lease(
+          ctx,
+          g,
+          env.className,
+          env.tenant,
+          'degrade',
+          d.mode,
+          g === undefined ? env.cost.maxOutputTokens : g.maxOutputTokens,
+          env.deadlineMs,
+          now,
+          now,
+          undefined,
+          env.idempotencyKey,
+        );
+        this.#live.add(lease);
+        this.score.degraded(env.className, env.tenant, d.mode);
+        if (g !== undefined) this.score.granted(g.className, g.tenant, g.seats);
+        return { kind: 'degrade', mode: d.mode, lease };
+      }
+      case 'defer':
+        return this.#defer(env, ctx, now, d.backlog, d.seats);
+      case 'reject':
+        this.score.shed(core, env.className, env.tenant, d.reason, env.deadlineMs, now, env.cost);
+        return d;
+    }
+  }
+
+  #defer(env: AdmissionEnvelope, ctx: C, now: number, backlog: number, seats: number): PolicyAdmission<C> {
+    const core = this.#core;
+    const c = core.policy.byName.get(env.className)!;
+    const item: DeferredItem = {
+      id: this.#deferId(),
+      className: env.className,
+      tenant: env.tenant,
+      deferredAtMs: now,
+      deadlineMs: env.deadlineMs,
+      seats,
+      ...(env.idempotencyKey !== undefined ? { idempotencyKey: env.idempotencyKey } : {}),
+      payload: this.#events.deferPayload?.(ctx) ?? NO_PAYLOAD,
+    };
+    try {
+      this.#store.add(item);
+    } catch (e) {
+      // The store refused (full disk, closed, duplicate id): nothing was accepted, so say so.
+      core.deferEnded(env.className, env.idempotencyKey, 'failed');
+      core.score.recount(c.index, env.tenant, 'defer', 'class_capacity');
+      this.score.deferStoreFailed(env.className);
+      return {
+        kind: 'reject',
+        reason: 'class_capacity',
+        retryAfter: 'unknown',
+        detail: `the defer store refused the request: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+    this.#deferPending++;
+    this.#startDrain();
+    return { kind: 'defer', item, backlog };
+  }
+
+  /** Puts a waiter in its line and the expiry heap; `scored` false for one carried by a swap. */
+  #enqueue(w: Waiter<C>, scored = true): void {
+    const line = this.#lines[w.ticket.classIndex]!;
+    line.push(w);
+    this.#waiting++;
+    this.#heap.push(w);
+    if (scored) this.score.enqueued(w.className, w.tenant, w.enqueuedAtMs, line.size, w.tq!.size);
+    if (w.expiresAtMs < this.#timerAtMs) this.#setTimer(w.expiresAtMs);
+  }
+
+  /** Takes a waiter out of its line and the heap (the core is told by the caller). */
+  #unlink(w: Waiter<C>): void {
+    w.waiting = false;
+    this.#lines[w.ticket.classIndex]!.remove(w);
+    this.#heap.remove(w);
+    this.#waiting--;
+  }
+
+  /**
+   * A queued request leaves without a seat (its client went away).
+   * @returns false when it no longer waits (dispatched, expired or already cancelled)
+   */
+  cancel(waiter: PolicyWaiter<C>): boolean {
+    const w = waiter as Waiter<C>;
+    if (!(w instanceof Waiter) || !w.waiting) return false;
+    const now = this.#clock.now();
+    const line = this.#lines[w.ticket.classIndex]!;
+    const tq = w.tq!;
+    this.#unlink(w);
+    this.#core.cancelQueued(w.ticket);
+    this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'cancelled', line.size, tq.size);
+    if (w.deferId !== undefined) this.#store.finish(w.deferId, 'cancelled', now);
+    this.#pump();
+    return true;
+  }
+
+  /**
+   * Cancels a deferred item still pending in the store (its client cancelled it).
+   * @returns false when it is not pending (fed back, ended or unknown)
+   */
+  cancelDeferred(id: string): boolean {
+    const rec = this.#store.get(id);
+    if (rec === undefined || rec.state !== 'pending') return false;
+    const now = this.#clock.now();
+    if (!this.#store.finish(id, 'cancelled', now)) return false;
+    this.#deferPending--;
+    this.#core.deferEnded(rec.item.className, rec.item.idempotencyKey, 'failed');
+    this.score.deferEnded(rec.item.className, rec.item.tenant, 'cancelled');
+    return true;
+  }
+
+  /**
+   * Ends admitted work: returns its seats (to the core in force, whatever swaps happened since),
+   * scores the completion and dispatches waiting work. A second release is refused.
+   * @returns false when the lease was already released
+   */
+  release(lease: PolicyLease<C>, done: Completion = { outcome: 'completed' }): boolean {
+    const l = lease as Lease<C>;
+    if (l.released || !this.#live.has(l)) return false;
+    l.released = true;
+    this.#live.delete(l);
+    const core = this.#core;
+    const now = this.#clock.now();
+    const g = l.grant;
+    if (g === undefined) {
+      if (l.idempotencyKey !== undefined)
+        core.intentEnded(l.idempotencyKey, done.outcome === 'completed' ? 'completed' : 'failed');
+    } else if (l.unclassed) {
+      core.releaseUnclassed(g.seats);
+      if (l.idempotencyKey !== undefined)
+        core.intentEnded(l.idempotencyKey, done.outcome === 'completed' ? 'completed' : 'failed');
+    } else core.release(g, done.outcome, l.via === 'drain' ? undefined : done.actual);
+    if (l.deferId !== undefined)
+      this.#store.finish(l.deferId, done.outcome === 'cancelled' ? 'cancelled' : 'done', now, done.status);
+    this.score.completed(l, done, now);
+    if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
+    else if (this.#deferPending > 0) this.#drain();
+    return true;
+  }
+
+  /** Runs dispatch (and a drain step) now: for a host whose conditions changed. */
+  pump(): void {
+    this.#pump();
+  }
+
+  /** Dispatches waiting work, classes by priority, tenants round-robin inside each; then drains. */
+  #pump(): void {
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = true;
+    try {
+      do {
+        this.#again = false;
+        const cond = this.#cond();
+        const now = this.#clock.now();
+        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
+        if (this.#waiting > 0)
+          for (const i of this.#order) if (this.#lines[i]!.size > 0) this.#dispatchClass(i, cond);
+        this.score.judgeShed(this.#core, now, cond);
+        if (this.#deferPending > 0) this.#drainStep(cond, now);
+      } while (this.#again);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  #dispatchClass(i: number, cond: Conditions): void {
+    const line = this.#lines[i]!;
+    const core = this.#core;
+    // One turn per tenant while anyone fits; stop after a full round in which nobody did.
+    let misses = 0;
+    while (line.size > 0 && misses < line.tenants.size) {
+      const tq = line.cursor!;
+      const w = tq.head!;
+      const out = core.dispatch(w.ticket, cond);
+      if (out.kind === 'wait') {
+        misses++;
+        line.cursor = tq.ringNext;
+        continue;
+      }
+      misses = 0;
+      const nextTenant = tq.ringNext;
+      this.#unlink(w);
+      // Round-robin: the next tenant has the next turn (an emptied tenant left the ring already).
+      if (tq.size > 0) line.cursor = nextTenant;
+      const now = this.#clock.now();
+      if (out.kind === 'expired') {
+        this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, out.why, line.size, tq.size);
+        this.#expired(w, out.why, now);
+        continue;
+      }
+      this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'dispatched', line.size, tq.size);
+      const g = out.grant;
+      const lease = new Lease(
+        w.ctx,
+        g,
+        g.className,
+        g.tenant,
+        w.deferId === undefined ? 'queue' : 'drain',
+        undefined,
+        g.maxOutputTokens,
+        w.ticket.deadlineMs,
+        now,
+        w.ticket.enqueuedAtMs,
+        w.deferId,
+        g.idempotencyKey,
+      );
+      this.#live.add(lease);
+      this.score.granted(g.className, g.tenant, g.seats);
+      this.#events.onDispatch(lease);
+    }
+  }
+
+  #expired(w: Waiter<C>, why: QueueExit, now: number): void {
+    if (w.deferId !== undefined) this.#store.finish(w.deferId, 'expired', now);
+    this.score.expiredShed(this.#core, w.className, w.tenant, w.seats, w.deadlineMs, now);
+    this.#events.onExpire(w.ctx, why);
+  }
+
+  #setTimer(atMs: number): void {
+    this.#timerAtMs = atMs;
+    this.#timer.set(atMs);
+  }
+  #clearTimer(): void {
+    if (this.#timerAtMs === Number.POSITIVE_INFINITY) return;
+    this.#timerAtMs = Number.POSITIVE_INFINITY;
+    this.#timer.clear();
+  }
+
+  /** The expiry timer fired: every waiter whose deadline or age bound is reached leaves, then the timer is set for the next. */
+  #expireDue(): void {
+    this.#timerAtMs = Number.POSITIVE_INFINITY;
+    const now = this.#clock.now();
+    const core = this.#core;
+    for (let w = this.#heap.peek(); w !== undefined && w.expiresAtMs <= now; w = this.#heap.peek()) {
+      const line = this.#lines[w.ticket.classIndex]!;
+      const tq = w.tq!;
+      this.#unlink(w);
+      core.cancelQueued(w.ticket);
+      const why: QueueExit = now >= w.deadlineMs ? 'deadline' : 'max_age';
+      this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, why, line.size, tq.size);
+      this.#expired(w, why, now);
+    }
+    const next = this.#heap.peek();
+    if (next !== undefined && next.expiresAtMs < this.#timerAtMs) this.#setTimer(next.expiresAtMs);
+    // Expiries freed queue places and maybe borrowing: others may dispatch now.
+    this.#pump();
+  }
+
+  #startDrain(): void {
+    if (this.#stopDrain !== undefined || this.#closed) return;
+    this.#stopDrain = this.#clock.every(this.#drainPeriodMs, () => this.#drain());
+  }
+
+  /** A drain tick: expires items of classes the policy lacks that passed their deadline, then pumps. */
+  #drain(): void {
+    if (this.#deferPending > 0) {
+      const now = this.#clock.now();
+      for (const name of this.#store.backlog().keys()) {
+        if (this.#core.policy.byName.has(name)) continue;
+        for (const item of this.#store.pending(name, DRAIN_BATCH))
+          if (now >= item.deadlineMs) this.#expireDeferred(item, now);
+      }
+    }
+    if (this.#deferPending <= 0) {
+      this.#stopDrain?.();
+      this.#stopDrain = undefined;
+      return;
+    }
+    this.#pump();
+  }
+
+  /**
+   * Feeds deferred items back, classes by priority: only a class with no one waiting in its
+   * queue (live requests first), only at the drain pace and only while healthy (the core's
+   * mayDrain inside admitDeferred), each item taking seats under the same rules as a new request;
+   * items past their deadline end `expired` on the way. Items of classes the policy lacks wait.
+   */
+  #drainStep(cond: Conditions, now: number): void {
+    const core = this.#core;
+    for (const i of this.#order) {
+      const c = core.policy.classes[i]!;
+      if (this.#lines[i]!.size > 0) continue;
+      for (let more = true; more && this.#deferPending > 0; ) {
+        const items = this.#store.pending(c.name, DRAIN_BATCH);
+        if (items.length === 0) break;
+        more = items.length === DRAIN_BATCH;
+        for (const item of items) {
+          if (now >= item.deadlineMs) {
+            this.#expireDeferred(item, now);
+            continue;
+          }
+          if (c.defer === undefined) {
+            more = false;
+            break;
+          }
+          const g = core.admitDeferred(c.name, item.tenant, item.seats, item.idempotencyKey, cond);
+          if (g === undefined) {
+            more = false;
+            break;
+          }
+          this.#feedBack(item, g, now);
+        }
+      }
+    }
+    if (this.#deferPending <= 0) {
+      this.#stopDrain?.();
+      this.#stopDrain = undefined;
+    }
+  }
+
+  #expireDeferred(item: DeferredItem, now: number): void {
+    if (!this.#store.finish(item.id, 'expired', now)) return;
+    this.#deferPending--;
+    this.#core.deferEnded(item.className, item.idempotencyKey, 'failed');
+    this.score.deferEnded(item.className, item.tenant, 'expired');
+    this.#events.onDeferExpire?.(item);
+  }
+
+  #feedBack(item: DeferredItem, g: Grant, now: number): void {
+    const core = this.#core;
+    if (!this.#store.claim(item.id, now)) {
+      // Claimed elsewhere or ended meanwhile: the seats go back, the counts follow the store.
+      core.seats.release(g);
+      this.#restoreBacklog();
+      return;
+    }
+    this.#deferPending--;
+    const ctx = this.#events.onDrain(item);
+    if (ctx === undefined) {
+      this.#store.finish(item.id, 'cancelled', now);
+      core.release(g, 'failed');
+      this.score.deferEnded(item.className, item.tenant, 'cancelled');
+      return;
+    }
+    const lease = new Lease(
+      ctx,
+      g,
+      item.className,
+      item.tenant,
+      'drain',
+      undefined,
+      undefined,
+      item.deadlineMs,
+      now,
+      item.deferredAtMs,
+      item.id,
+      item.idempotencyKey,
+    );
+    this.#live.add(lease);
+    this.score.drained(item.className, item.tenant, item.seats, now - item.deferredAtMs);
+    this.score.granted(item.className, item.tenant, g.seats);
+    this.#events.onDispatch(lease);
+  }
+
+  /** Re-reads the backlog of every class from the store. */
+  #restoreBacklog(): void {
+    let n = 0;
+    for (const c of this.#core.policy.classes) this.#core.restoreBacklog(c.name, 0);
+    for (const [name, count] of this.#store.backlog()) {
+      this.#core.restoreBacklog(name, count);
+      n += count;
+    }
+    this.#deferPending = n;
+    if (n > 0) this.#startDrain();
+  }
+
+  /**
+   * Puts `policy` in force at once (it was parsed and compiled before: a refused file never gets
+   * here, and the old policy stays). Leases keep their class: their seats are re-taken in the new
+   * core by class name, unchecked (no preemption; until releases bring use under the new limits,
+   * new work of that class waits); a lease whose class is gone holds its seats outside every
+   * class until released. Waiters keep their class, arrival and deadline (their expiry follows
+   * the new age bound); those whose class is gone leave with `class_removed`. Intents (the retry
+   * memory) carry over; the defer backlog is re-read from the store. The scorecard goes on.
+   */
+  swap(policy: Policy): SwapReport {
+    if (this.#closed) throw new Error('the policy gate is closed');
+    const old = this.#core;
+    const core = new PolicyCore(policy, this.#clock, { intents: old.intents });
+    this.score.retire(old);
+    let carriedLeases = 0;
+    let unclassedLeases = 0;
+    for (const l of this.#live) {
+      const g = l.grant;
+      if (g === undefined) continue;
+      const ng = core.adoptGrant(g);
+      if (ng !== undefined) {
+        l.grant = ng;
+        l.unclassed = false;
+        carriedLeases++;
+      } else {
+        core.holdUnclassed(g.seats);
+        l.unclassed = true;
+        unclassedLeases++;
+      }
+    }
+    const waiters: Waiter<C>[] = [];
+    for (const i of this.#order) for (const w of this.#lines[i]!.all()) waiters.push(w);
+    for (const w of waiters) this.#unlink(w);
+    this.#clearTimer();
+    this.#core = core;
+    this.#lines = policy.classes.map(() => new ClassLine<C>());
+    this.#order = priorityOrder(policy.classes);
+    const now = this.#clock.now();
+    let carriedWaiters = 0;
+    const removed: Waiter<C>[] = [];
+    for (const w of waiters) {
+      const nt = core.adoptQueued(w.ticket);
+      if (nt === undefined) {
+        removed.push(w);
+        continue;
+      }
+      const c = policy.classes[nt.classIndex]!;
+      w.rebind(nt, Math.min(nt.deadlineMs, nt.enqueuedAtMs + c.queue.maxAgeMs));
+      this.#enqueue(w, false);
+      carriedWaiters++;
+    }
+    this.#restoreBacklog();
+    for (const w of removed) {
+      if (w.ticket.idempotencyKey !== undefined) core.intentEnded(w.ticket.idempotencyKey, 'failed');
+      this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'class_removed', 0, 0);
+      this.#expired(w, 'class_removed', now);
+    }
+    this.#pump();
+    return { carriedLeases, unclassedLeases, carriedWaiters, removedWaiters: removed.length };
+  }
+
+  /** The scorecard as plain JSON with stable snake_case keys (for summary.json). */
+  snapshot(): PolicySnapshot {
+    return this.score.snapshot(this.#core, this.#lines, this.#deferPending);
+  }
+
+  /** The scorecard in the Prometheus text exposition format (`sluice_policy_*`). */
+  metrics(): string {
+    return this.score.prometheus(this.snapshot());
+  }
+
+  /**
+   * Stops the gate: waiters leave with `closed`, the timers stop. Leases may still be released;
+   * deferred items stay in the store (the host closes it) for the next gate to drain.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopDrain?.();
+    this.#stopDrain = undefined;
+    this.#clearTimer();
+    const now = this.#clock.now();
+    const waiters: Waiter<C>[] = [];
+    for (const i of this.#order) for (const w of this.#lines[i]!.all()) waiters.push(w);
+    for (const w of waiters) {
+      this.#unlink(w);
+      this.#core.cancelQueued(w.ticket);
+      this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'closed', 0, 0);
+      if (w.deferId !== undefined) this.#store.finish(w.deferId, 'cancelled', now);
+      this.#events.onExpire(w.ctx, 'closed');
+    }
+  }
+}
+
+function priorityOrder(classes: readonly PolicyClass[]): number[] {
+  return classes.map((c) => c.index).sort((a, b) => classes[b]!.priority - classes[a]!.priority || a - b);
+}
