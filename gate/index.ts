@@ -93,6 +93,7 @@ export {
   type PolicyAdmission,
   type PolicyClass,
   PolicyCore,
+  type PolicyDocument,
   PolicyError,
   PolicyGate,
   type PolicyGateEvents,

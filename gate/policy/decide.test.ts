@@ -290,8 +290,18 @@ describe('policy decisions: queue, degrade, defer', () => {
     const { core, clock } = testCore();
     const now = clock.now();
     fill(core, now, 'lo', 2, {}, 'l');
-    expect(core.decide(env('lo', 'a', now))).toEqual({ kind: 'defer', className: 'lo', backlog: 1, seats: 3 });
-    expect(core.decide(env('lo', 'b', now))).toEqual({ kind: 'defer', className: 'lo', backlog: 2, seats: 3 });
+    expect(core.decide(env('lo', 'a', now))).toEqual({
+      kind: 'defer',
+      className: 'lo',
+      backlog: 1,
+      seats: 3,
+    });
+    expect(core.decide(env('lo', 'b', now))).toEqual({
+      kind: 'defer',
+      className: 'lo',
+      backlog: 2,
+      seats: 3,
+    });
     expect(core.decide(env('lo', 'c', now))).toMatchObject({ kind: 'reject', reason: 'class_capacity' });
     expect(core.mayDrain('lo')).toBe(false);
     clock.advance(1000);
