@@ -26,6 +26,10 @@ export class RecordingBackend {
   /** Completed answers (200 written in full) per idempotency key. */
   readonly completedByKey = new Map<string, number>();
   holdMs = 50;
+  /** Defer ids of replays being held right now. */
+  readonly inflightDeferIds = new Set<string>();
+  /** Called with each request as it arrives (after it is recorded). */
+  onRequest: ((s: Seen) => void) | null = null;
   readonly server: http.Server;
 
   constructor() {
@@ -61,8 +65,12 @@ export class RecordingBackend {
           body,
           at: Date.now(),
         });
+        const seen = this.seen[this.seen.length - 1]!;
+        const deferId = seen.deferId;
+        if (deferId !== undefined) this.inflightDeferIds.add(deferId);
         this.active++;
         this.maxActive = Math.max(this.maxActive, this.active);
+        this.onRequest?.(seen);
         const hold = typeof j.hold_ms === 'number' ? j.hold_ms : this.holdMs;
         const t = setTimeout(() => {
           const out = JSON.stringify({
@@ -78,6 +86,7 @@ export class RecordingBackend {
         res.on('close', () => {
           clearTimeout(t);
           this.active--;
+          if (deferId !== undefined) this.inflightDeferIds.delete(deferId);
         });
       });
     });
