@@ -44,6 +44,13 @@ export interface Policy {
     readonly tenants: ReadonlySet<string>;
   };
   readonly serviceRateWindowMs: number;
+  /** The estimator's feedback rule, when enabled (per class, from reconciled requests). */
+  readonly estimatorFeedback?: {
+    readonly alpha: number;
+    readonly minFactor: number;
+    readonly maxFactor: number;
+    readonly minSamples: number;
+  };
   readonly retry: {
     readonly idempotencyHeader: string;
     readonly budgetPerIntent: number;
@@ -112,6 +119,16 @@ export function compilePolicy(doc: PolicyDocument): Policy {
         }
       : {}),
     serviceRateWindowMs: doc.service_rate_window_ms,
+    ...(doc.estimator.feedback?.enabled
+      ? {
+          estimatorFeedback: Object.freeze({
+            alpha: doc.estimator.feedback.alpha,
+            minFactor: doc.estimator.feedback.min_factor,
+            maxFactor: doc.estimator.feedback.max_factor,
+            minSamples: doc.estimator.feedback.min_samples,
+          }),
+        }
+      : {}),
     retry: Object.freeze({
       idempotencyHeader: doc.retry.idempotency_header,
       budgetPerIntent: doc.retry.budget_per_intent,

@@ -114,6 +114,10 @@ export class PolicyCore {
   readonly #rates: ServiceRate[];
   readonly #qCount: number[];
   readonly #qCost: number[];
+  /** Estimator feedback per class: the correction factor in force (1 until min_samples) and its running value. */
+  readonly #factor: number[];
+  readonly #running: number[];
+  readonly #samples: number[];
 
   /**
    * @param options.intents a retry memory to carry over (a policy swap keeps every intent's
@@ -135,6 +139,48 @@ export class PolicyCore {
     this.#rates = policy.classes.map(() => new ServiceRate(policy.serviceRateWindowMs, now));
     this.#qCount = policy.classes.map(() => 0);
     this.#qCost = policy.classes.map(() => 0);
+    this.#factor = policy.classes.map(() => 1);
+    this.#running = policy.classes.map(() => 1);
+    this.#samples = policy.classes.map(() => 0);
+  }
+
+  /** Seats a request of class `name` with `cost` is estimated at now (the feedback's factor applied). */
+  seatsFor(name: string, cost: CostEstimate): number {
+    const i = this.#index(name);
+    return estimateSeats(this.#classes[i]!.estimator, cost, this.#factor[i]);
+  }
+
+  /**
+   * The estimator feedback's state of class `name`: the factor in force (1 when feedback is off
+   * or before min_samples), its running value and the samples seen.
+   */
+  estimatorCorrection(name: string): { factor: number; running: number; samples: number } {
+    const i = this.#index(name);
+    return { factor: this.#factor[i]!, running: this.#running[i]!, samples: this.#samples[i]! };
+  }
+
+  /**
+   * Carries a class's feedback state into this core (a policy swap), clamped to this policy's
+   * bounds; ignored for a class not in the policy or when this policy has no feedback.
+   */
+  restoreEstimatorCorrection(name: string, running: number, samples: number): void {
+    const fb = this.policy.estimatorFeedback;
+    const c = this.policy.byName.get(name);
+    if (fb === undefined || c === undefined) return;
+    const r = Math.min(fb.maxFactor, Math.max(fb.minFactor, running));
+    this.#running[c.index] = r;
+    this.#samples[c.index] = samples;
+    this.#factor[c.index] = samples >= fb.minSamples ? r : 1;
+  }
+
+  /** Feeds one reconciled request of class `i` into its correction factor. */
+  #feedback(i: number, estimated: number, actual: number): void {
+    const fb = this.policy.estimatorFeedback;
+    if (fb === undefined || estimated <= 0) return;
+    const r = this.#running[i]! * (1 - fb.alpha + (fb.alpha * actual) / estimated);
+    this.#running[i] = Math.min(fb.maxFactor, Math.max(fb.minFactor, r));
+    this.#samples[i]!++;
+    if (this.#samples[i]! >= fb.minSamples) this.#factor[i] = this.#running[i]!;
   }
 
   /** Requests waiting in class `name`'s queue, and their total seats. */
@@ -182,7 +228,7 @@ export class PolicyCore {
 
   #place(i: number, env: AdmissionEnvelope, now: number, cond: Conditions): Disposition {
     const c = this.#classes[i]!;
-    const seats = estimateSeats(c.estimator, env.cost);
+    const seats = estimateSeats(c.estimator, env.cost, this.#factor[i]);
     const remaining = env.deadlineMs - now;
     if (remaining <= 0) return this.#reject(i, 'deadline_impossible', 'unknown', 'the deadline has passed');
     if (env.lane === 'reserve') {
@@ -245,7 +291,7 @@ export class PolicyCore {
         ...env.cost,
         maxOutputTokens: Math.min(env.cost.maxOutputTokens, opt.max_output_tokens),
       };
-      const s2 = estimateSeats(c.estimator, reduced);
+      const s2 = estimateSeats(c.estimator, reduced, this.#factor[i]);
       if (s2 < seats && this.#tenantFits(c, env.tenant, s2) && this.seats.canTake(i, s2, mayBorrow))
         return this.#degrade(i, opt, this.#grant(i, env, s2, 'class', now, reduced.maxOutputTokens));
     }
@@ -417,6 +463,7 @@ export class PolicyCore {
         ...(actual.toolCalls !== undefined ? { toolCalls: actual.toolCalls } : {}),
       });
       this.score.reconciled(g.classIndex, g.estimatedSeats, used, g.maxOutputTokens - actual.outputTokens);
+      if (g.lane === 'class') this.#feedback(g.classIndex, g.estimatedSeats, used);
     }
     if (g.idempotencyKey !== undefined)
       this.intents.end(g.idempotencyKey, outcome === 'completed' ? 'completed' : 'failed', now);
@@ -517,7 +564,7 @@ export class PolicyCore {
   adoptQueued(t: QueueTicket): QueueTicket | undefined {
     const c = this.policy.byName.get(t.className);
     if (c === undefined) return undefined;
-    const seats = estimateSeats(c.estimator, t.cost);
+    const seats = estimateSeats(c.estimator, t.cost, this.#factor[c.index]);
     this.#qCount[c.index]!++;
     this.#qCost[c.index]! += seats;
     return {

@@ -20,13 +20,16 @@ export interface EstimatorParams {
   readonly maxSeats: number;
 }
 
-/** Seats of a request: the sum of its parts rounded up, clamped to [minSeats, maxSeats]. */
-export function estimateSeats(p: EstimatorParams, cost: CostEstimate): number {
+/**
+ * Seats of a request: the sum of its parts (times `factor`, the estimator feedback's correction,
+ * 1 without it) rounded up, clamped to [minSeats, maxSeats].
+ */
+export function estimateSeats(p: EstimatorParams, cost: CostEstimate, factor = 1): number {
   const raw =
     cost.promptTokens / p.promptTokensPerSeat +
     cost.maxOutputTokens / p.outputTokensPerSeat +
     (cost.toolCalls ?? 0) * p.seatsPerToolCall;
-  const s = Math.ceil(raw);
+  const s = Math.ceil(factor === 1 ? raw : raw * factor);
   return Math.max(p.minSeats, Math.min(s, p.maxSeats));
 }
 

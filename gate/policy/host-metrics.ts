@@ -4,7 +4,7 @@
  * (gate/metrics.ts). Times are in seconds as Prometheus expects.
  */
 import { type Family, renderPrometheus } from '../metrics.js';
-import type { PolicySnapshot } from './host-score.js';
+import type { PolicySnapshot } from './host-snapshot.js';
 import { REJECT_REASONS } from './scorecard.js';
 
 const P = 'sluice_policy_';
@@ -162,6 +162,13 @@ export function renderPolicyMetrics(s: PolicySnapshot): string {
       'Sum of estimated minus actual seats (positive: overestimated).',
       l,
       c.estimator.seat_error_sum,
+    );
+    add(
+      'estimator_correction',
+      'gauge',
+      "The estimator feedback's factor in force (1 when off).",
+      l,
+      c.estimator.correction_factor,
     );
     add(
       'estimator_reconciled_total',

@@ -14,16 +14,25 @@ import type { Conditions, PolicyCore } from './decide.js';
 import type { CostEstimate } from './estimator.js';
 import { renderPolicyMetrics } from './host-metrics.js';
 import type { ClassLine } from './host-queue.js';
+import {
+  addScores,
+  type ClassSnapshot,
+  emptyScore,
+  type PolicySnapshot,
+  type TenantSnapshot,
+  zeroKinds,
+} from './host-snapshot.js';
 import type { DegradeOption } from './schema.js';
 import {
   type ClassScore,
   DISPOSITIONS,
-  type DispositionKind,
   MAX_TENANTS_PER_CLASS,
   OTHER_TENANTS,
-  REJECT_REASONS,
   type RejectReason,
 } from './scorecard.js';
+
+export type { ClassSnapshot, PolicySnapshot, TenantSnapshot } from './host-snapshot.js';
+export { addScores } from './host-snapshot.js';
 
 /** Most rejected or expired requests watched at once for a false shed; past it they are counted unjudged. */
 export const MAX_SHED_WATCH = 1024;
@@ -77,8 +86,12 @@ class Starve {
   }
 }
 
-/** Counters of one tenant in one class (host side). */
-class TenantAcc {
+/** Counters of one tenant in one class (host side); a lease keeps its own to end without a lookup. */
+export class TenantAcc {
+  readonly cls: ClassAcc;
+  constructor(cls: ClassAcc) {
+    this.cls = cls;
+  }
   enqueued = 0;
   dispatched = 0;
   cancelled = 0;
@@ -90,7 +103,7 @@ class TenantAcc {
 }
 
 /** Counters of one class (host side). */
-class ClassAcc {
+export class ClassAcc {
   readonly leaves = new Array<number>(LEAVES.length).fill(0);
   enqueued = 0;
   completed = 0;
@@ -124,7 +137,7 @@ class ClassAcc {
       const key = this.tenants.size < MAX_TENANTS_PER_CLASS ? name : OTHER_TENANTS;
       t = this.tenants.get(key);
       if (t === undefined) {
-        t = new TenantAcc();
+        t = new TenantAcc(this);
         this.tenants.set(key, t);
       }
     }
@@ -141,8 +154,6 @@ interface ShedWatch {
 
 /** What a completed lease tells the scorecard. */
 export interface CompletedLease {
-  readonly className: string;
-  readonly tenant: string;
   readonly seats: number;
   readonly deadlineMs: number;
   readonly admittedAtMs: number;
@@ -157,126 +168,13 @@ export interface CompletionReport {
   readonly actual?: { readonly promptTokens: number; readonly outputTokens: number };
 }
 
-/** One class of the snapshot. */
-export interface ClassSnapshot {
-  offered: number;
-  admitted: number;
-  queued: number;
-  degraded: number;
-  degraded_by_mode: Record<string, number>;
-  deferred: number;
-  rejected: number;
-  rejected_by_reason: Record<RejectReason, number>;
-  dispatched: number;
-  expired_deadline: number;
-  expired_max_age: number;
-  removed_by_swap: number;
-  closed: number;
-  cancelled: number;
-  completed: number;
-  failed: number;
-  useful_on_time: number;
-  completed_after_deadline: number;
-  completed_after_disconnect: number;
-  drained: number;
-  defer_expired: number;
-  defer_cancelled: number;
-  defer_store_failures: number;
-  defer_backlog: number;
-  queue_depth: number;
-  queue_cost_seats: number;
-  queue_oldest_ms: number;
-  queue_age_ms: { count: number; p50: number; p95: number; max: number; mean: number };
-  defer_wait_ms: { count: number; p50: number; p95: number; max: number };
-  seats_in_use: number;
-  seats_granted: number;
-  fairness_share: number;
-  starvation_ms_total: number;
-  starvation_ms_max: number;
-  false_shed: number;
-  true_shed: number;
-  reserve_admits: number;
-  emergency_admits: number;
-  estimator: {
-    reconciled: number;
-    seat_error_sum: number;
-    seat_error_abs_sum: number;
-    underestimated: number;
-    output_token_error_sum: number;
-    estimated_tokens: number;
-    actual_tokens: number;
-    duration_ms: { count: number; p50: number; p95: number; max: number; mean: number };
-    seat_ms: number;
-  };
-  tenants: Record<string, TenantSnapshot>;
-}
-
-/** One tenant of a class in the snapshot. */
-export interface TenantSnapshot {
-  offered: number;
-  admitted: number;
-  queued: number;
-  degraded: number;
-  deferred: number;
-  rejected: number;
-  dispatched: number;
-  cancelled: number;
-  completed: number;
-  useful_on_time: number;
-  seats_granted: number;
-  fairness_share: number;
-  starvation_ms_total: number;
-  starvation_ms_max: number;
-  false_shed: number;
-}
-
-/** The scorecard as plain JSON, stable snake_case keys (summary.json). */
-export interface PolicySnapshot {
-  at_ms: number;
-  policy_swaps: number;
-  classes: Record<string, ClassSnapshot>;
-  totals: {
-    offered: number;
-    admitted: number;
-    queued: number;
-    degraded: number;
-    deferred: number;
-    rejected: number;
-    cancelled: number;
-    completed: number;
-    useful_on_time: number;
-    false_shed: number;
-    queue_depth: number;
-    defer_backlog: number;
-  };
-  retry: {
-    intents: number;
-    attempts: number;
-    retries: number;
-    duplicates: number;
-    blocked: number;
-    /** attempts / intents; 0 with no intent. */
-    amplification: number;
-  };
-  reserve: { seats: number; in_use: number; admits: number };
-  emergency: { max_seats: number; in_use: number; uses: number };
-  false_shed: { total: number; watching: number; unjudged: number };
-  recovery: {
-    state: 'healthy' | 'unhealthy' | 'recovering';
-    queue_depth_threshold: number;
-    unhealthy_periods: number;
-    unhealthy_ms: number;
-    recoveries: number;
-    last_ms: number | null;
-    max_ms: number | null;
-  };
-}
-
 /** The host's scorecard. */
 export class HostScore {
   readonly #clock: Clock;
   readonly #recoveryDepth: number;
   readonly #classes = new Map<string, ClassAcc>();
+  /** By class index of the core in force (see {@link bind}). */
+  #byIndex: ClassAcc[] = [];
   readonly #retired = new Map<string, ClassScore>();
   #swaps = 0;
   #watch: ShedWatch[] = [];
@@ -294,6 +192,11 @@ export class HostScore {
       throw new RangeError(`recoveryQueueDepth: ${recoveryQueueDepth} must be a whole number of at least 0`);
     this.#clock = clock;
     this.#recoveryDepth = recoveryQueueDepth;
+  }
+
+  /** Binds the class accumulators to the indices of `core` (at start and after each swap). */
+  bind(core: PolicyCore): void {
+    this.#byIndex = core.policy.classes.map((c) => this.#c(c.name));
   }
 
   #c(name: string): ClassAcc {
@@ -371,16 +274,25 @@ export class HostScore {
     this.#c(cls).deferStoreFailures++;
   }
 
-  /** Seats granted to a tenant (admit, dispatch, degrade, drain), for the fairness share. */
-  granted(cls: string, tenant: string, seats: number): void {
-    const c = this.#c(cls);
+  /**
+   * Seats granted to a tenant of class index `i` (admit, dispatch, degrade, drain), for the
+   * fairness share. @returns the tenant's counters, for the lease to end with
+   */
+  granted(i: number, tenant: string, seats: number): TenantAcc {
+    const c = this.#byIndex[i]!;
+    const t = c.tenant(tenant);
     c.seatsGranted += seats;
-    c.tenant(tenant).seatsGranted += seats;
+    t.seatsGranted += seats;
+    return t;
   }
 
-  completed(l: CompletedLease, done: CompletionReport, now: number): void {
-    const c = this.#c(l.className);
-    const t = c.tenant(l.tenant);
+  /** The tenant counters of a class by name (a lease with no grant: a fallback pool). */
+  tenantOf(cls: string, tenant: string): TenantAcc {
+    return this.#c(cls).tenant(tenant);
+  }
+
+  completed(l: CompletedLease, t: TenantAcc, done: CompletionReport, now: number): void {
+    const c = t.cls;
     const dur = now - l.admittedAtMs;
     c.duration.note(dur);
     c.seatMs += l.seats * dur;
@@ -422,14 +334,8 @@ export class HostScore {
     cost: CostEstimate,
   ): void {
     if (!SHED_REASONS.has(reason)) return;
-    const c = core.policy.byName.get(cls);
-    if (c === undefined) return;
-    const e = c.estimator;
-    const raw =
-      cost.promptTokens / e.promptTokensPerSeat +
-      cost.maxOutputTokens / e.outputTokensPerSeat +
-      (cost.toolCalls ?? 0) * e.seatsPerToolCall;
-    const seats = Math.max(e.minSeats, Math.min(Math.ceil(raw), e.maxSeats));
+    if (!core.policy.byName.has(cls)) return;
+    const seats = core.seatsFor(cls, cost);
     this.#addWatch({ className: cls, tenant, seats, deadlineMs }, now);
   }
 
@@ -563,7 +469,7 @@ export class HostScore {
       const tnames = new Set<string>([...Object.keys(s.tenants), ...a.tenants.keys()]);
       for (const t of [...tnames].sort()) {
         const d = s.tenants[t] ?? zeroKinds();
-        const ta = a.tenants.get(t) ?? new TenantAcc();
+        const ta = a.tenants.get(t) ?? new TenantAcc(a);
         const tst = ta.starve.read(now);
         tenants[t] = {
           offered: DISPOSITIONS.reduce((x, k) => x + d[k], 0),
@@ -633,6 +539,8 @@ export class HostScore {
           actual_tokens: a.actualTokens,
           duration_ms: hist(a.duration),
           seat_ms: a.seatMs,
+          correction_factor: pc === undefined ? 1 : round6(core.estimatorCorrection(n).factor),
+          correction_samples: pc === undefined ? 0 : core.estimatorCorrection(n).samples,
         },
         tenants,
       };
@@ -705,61 +613,4 @@ function hist(h: AgeHistogram): { count: number; p50: number; p95: number; max: 
 
 function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
-}
-
-function zeroKinds(): Record<DispositionKind, number> {
-  return { admit: 0, queue: 0, degrade: 0, defer: 0, reject: 0 };
-}
-
-function emptyScore(): ClassScore {
-  return {
-    offered: 0,
-    dispositions: zeroKinds(),
-    rejected: Object.fromEntries(REJECT_REASONS.map((r) => [r, 0])) as Record<RejectReason, number>,
-    reserveAdmits: 0,
-    emergencyAdmits: 0,
-    estimator: {
-      reconciled: 0,
-      seatErrorSum: 0,
-      seatErrorAbsSum: 0,
-      underestimated: 0,
-      outputTokenErrorSum: 0,
-    },
-    tenants: {},
-  };
-}
-
-function addKinds(
-  a: Readonly<Record<DispositionKind, number>>,
-  b: Readonly<Record<DispositionKind, number>>,
-): Record<DispositionKind, number> {
-  const o = zeroKinds();
-  for (const k of DISPOSITIONS) o[k] = a[k] + b[k];
-  return o;
-}
-
-/** The sum of two class scores (a class across policy swaps). */
-export function addScores(a: ClassScore, b: ClassScore): ClassScore {
-  const tenants: Record<string, Record<DispositionKind, number>> = {};
-  for (const [t, k] of Object.entries(a.tenants)) tenants[t] = { ...k };
-  for (const [t, k] of Object.entries(b.tenants))
-    tenants[t] = tenants[t] ? addKinds(tenants[t], k) : { ...k };
-  const rejected = Object.fromEntries(
-    REJECT_REASONS.map((r) => [r, a.rejected[r] + b.rejected[r]]),
-  ) as Record<RejectReason, number>;
-  return {
-    offered: a.offered + b.offered,
-    dispositions: addKinds(a.dispositions, b.dispositions),
-    rejected,
-    reserveAdmits: a.reserveAdmits + b.reserveAdmits,
-    emergencyAdmits: a.emergencyAdmits + b.emergencyAdmits,
-    estimator: {
-      reconciled: a.estimator.reconciled + b.estimator.reconciled,
-      seatErrorSum: a.estimator.seatErrorSum + b.estimator.seatErrorSum,
-      seatErrorAbsSum: a.estimator.seatErrorAbsSum + b.estimator.seatErrorAbsSum,
-      underestimated: a.estimator.underestimated + b.estimator.underestimated,
-      outputTokenErrorSum: a.estimator.outputTokenErrorSum + b.estimator.outputTokenErrorSum,
-    },
-    tenants,
-  };
 }

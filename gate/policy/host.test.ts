@@ -214,4 +214,115 @@ describe('PolicyGate', () => {
     expect(h.dispatched).toEqual([]);
     expect(h.gate.snapshot().classes.hi!.cancelled).toBe(1);
   });
+
+  it('serves tenants round-robin inside a class: one tenant with many waiting cannot take every turn', () => {
+    const h = host(POLICY_ONE);
+    const now = h.clock.now();
+    const held = h.gate.submit(env('c', 'x', now), { id: 'held' });
+    if (held.kind !== 'admit') throw new Error(held.kind);
+    for (const id of ['a1', 'a2', 'a3']) expect(h.gate.submit(env('c', 'A', now), { id }).kind).toBe('queue');
+    expect(h.gate.submit(env('c', 'B', now), { id: 'b1' }).kind).toBe('queue');
+    let lease = held.lease;
+    const order: string[] = [];
+    for (let k = 0; k < 4; k++) {
+      h.gate.release(lease);
+      lease = h.dispatched.at(-1)!;
+      order.push(lease.ctx.id);
+    }
+    expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it('expires a waiter exactly at its deadline when that comes before the age bound, with one timer for all', () => {
+    const h = host(POLICY_ONE);
+    const now = h.clock.now();
+    h.gate.submit(env('c', 'x', now), { id: 'held' });
+    const timersBefore = h.clock.pendingTimers;
+    for (let i = 0; i < 50; i++)
+      h.gate.submit(env('c', `t${i}`, now, { deadlineInMs: 300 + i }), { id: `w${i}` });
+    expect(h.clock.pendingTimers - timersBefore).toBe(1);
+    h.clock.advance(299);
+    expect(h.expired).toEqual([]);
+    h.clock.advance(1);
+    expect(h.expired).toEqual([['w0', 'deadline']]);
+    h.clock.advance(49);
+    expect(h.expired).toHaveLength(50);
+    expect(h.expired.every(([, why]) => why === 'deadline')).toBe(true);
+    expect(h.gate.waiting).toBe(0);
+    expect(h.gate.core.queued('c').count).toBe(0);
+  });
+
+  it('swap carries leases and waiters by class name; a lease released after the swap frees seats in the new core', () => {
+    const h = host(POLICY_ONE);
+    const now = h.clock.now();
+    const held = h.gate.submit(env('c', 'x', now), { id: 'held' });
+    if (held.kind !== 'admit') throw new Error(held.kind);
+    const q = h.gate.submit(env('c', 'y', now), { id: 'q' });
+    expect(q.kind).toBe('queue');
+    const report = h.gate.swap(
+      testPolicy(
+        POLICY_ONE.replace('guaranteed_seats: 1', 'guaranteed_seats: 2').replace(
+          'capacity_seats: 1',
+          'capacity_seats: 2',
+        ),
+      ),
+    );
+    expect(report).toEqual({ carriedLeases: 1, unclassedLeases: 0, carriedWaiters: 1, removedWaiters: 0 });
+    // The new class has two seats: the carried waiter is dispatched at once.
+    expect(h.dispatched.map((l) => l.ctx.id)).toEqual(['q']);
+    expect(h.gate.core.seats.used(0)).toBe(2);
+    h.gate.release(held.lease);
+    h.gate.release(h.dispatched[0]!);
+    expect(h.gate.core.seats.used(0)).toBe(0);
+    expect(h.gate.core.seats.inUse).toBe(0);
+    expect(h.gate.snapshot()).toMatchObject({
+      policy_swaps: 1,
+      classes: { c: { offered: 2, dispatched: 1 } },
+    });
+  });
+
+  it('swap to a policy without the class: its waiters leave class_removed, its leases hold seats outside every class until released', () => {
+    const h = host(POLICY_ONE);
+    const now = h.clock.now();
+    const held = h.gate.submit(env('c', 'x', now), { id: 'held' });
+    if (held.kind !== 'admit') throw new Error(held.kind);
+    h.gate.submit(env('c', 'y', now), { id: 'q' });
+    const other = POLICY_ONE.replaceAll(' c:', ' d:').replace('default_class: c', 'default_class: d');
+    const report = h.gate.swap(testPolicy(other));
+    expect(report).toEqual({ carriedLeases: 0, unclassedLeases: 1, carriedWaiters: 0, removedWaiters: 1 });
+    expect(h.expired).toEqual([['q', 'class_removed']]);
+    expect(h.gate.core.seats.inUse).toBe(1);
+    h.gate.release(held.lease);
+    expect(h.gate.core.seats.inUse).toBe(0);
+  });
+
+  it('a refused policy never reaches the host: the old one stays in force', () => {
+    const h = host(POLICY_ONE);
+    const before = h.gate.policy;
+    expect(() => h.gate.swap(testPolicy('version: 2'))).toThrow(/version/);
+    expect(h.gate.policy).toBe(before);
+  });
+
+  it('swap keeps the retry memory: an intent in flight before the swap is a duplicate after it', () => {
+    const h = host(POLICY_ONE);
+    const now = h.clock.now();
+    const a = h.gate.submit(env('c', 'x', now, { idempotencyKey: 'k1' }), { id: 'a' });
+    expect(a.kind).toBe('admit');
+    h.gate.swap(testPolicy(POLICY_ONE));
+    expect(h.gate.submit(env('c', 'x', now, { idempotencyKey: 'k1' }), { id: 'b' })).toMatchObject({
+      kind: 'reject',
+      reason: 'duplicate_intent',
+    });
+  });
 });
+
+/** One class of one seat, a queue of 60 requests, 1 s age bound: for queue order and expiry tests. */
+const POLICY_ONE = `version: 1
+capacity_seats: 1
+classes:
+  c:
+    priority: 10
+    guaranteed_seats: 1
+    queue: { max_count: 60, max_age_ms: 1000, max_cost_seats: 60 }
+    deadline: { default_ms: 5000 }
+envelope: { default_class: c }
+`;

@@ -7,180 +7,38 @@
  */
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Policy, PolicyClass } from './compile.js';
-import { type ActualUse, type Conditions, type Grant, PolicyCore, type RetryAfter } from './decide.js';
+import { type Conditions, type Grant, PolicyCore, PolicyInputError } from './decide.js';
 import { MemoryDeferStore } from './defer-memory.js';
 import type { DeferredItem, DeferStore } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
+import { Lease } from './host-lease.js';
 import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
-import { HostScore, type PolicySnapshot } from './host-score.js';
-import type { DegradeOption } from './schema.js';
-import type { RejectReason } from './scorecard.js';
-import type { Lane } from './seats.js';
+import { HostScore, type PolicySnapshot, type TenantAcc } from './host-score.js';
+import type {
+  Completion,
+  PolicyAdmission,
+  PolicyGateEvents,
+  PolicyGateOptions,
+  PolicyLease,
+  QueueExit,
+  SwapReport,
+} from './host-types.js';
+
+export type {
+  Completion,
+  LeaseVia,
+  PolicyAdmission,
+  PolicyGateEvents,
+  PolicyGateOptions,
+  PolicyLease,
+  QueueExit,
+  SwapReport,
+} from './host-types.js';
 
 const HEALTHY: Conditions = Object.freeze({});
 const NO_PAYLOAD = new Uint8Array(0);
 /** Pending items of a class looked at per drain step (expired ones are finished on the way). */
 const DRAIN_BATCH = 16;
-
-/** Why a queued request left without a seat. */
-export type QueueExit = 'deadline' | 'max_age' | 'class_removed' | 'closed';
-
-/** How a lease got its seats. */
-export type LeaseVia = 'admit' | 'queue' | 'degrade' | 'drain';
-
-/** Admitted work (admit, dispatched from the queue, degraded, or a deferred item fed back); end it with {@link PolicyGate.release}. */
-export interface PolicyLease<C> {
-  readonly ctx: C;
-  readonly className: string;
-  readonly tenant: string;
-  /** Seats held; 0 for a fallback pool (its seats are not this policy's). */
-  readonly seats: number;
-  /** `pool` for a fallback pool. */
-  readonly lane: Lane | 'pool';
-  readonly via: LeaseVia;
-  /** The degraded mode it runs in, or undefined. */
-  readonly mode: DegradeOption | undefined;
-  /** The max output tokens to send (reduced by a max_tokens degrade); undefined for a deferred item fed back (the request's own). */
-  readonly maxOutputTokens: number | undefined;
-  /** Absolute deadline, ms on the gate's clock (propagate the rest to the backend). */
-  readonly deadlineMs: number;
-  /** When it got its seats, ms. */
-  readonly admittedAtMs: number;
-  /** When it arrived at the gate (or was deferred), ms. */
-  readonly arrivedAtMs: number;
-  /** The store id of a deferred item fed back. */
-  readonly deferId: string | undefined;
-  readonly idempotencyKey: string | undefined;
-  readonly released: boolean;
-}
-
-/** What the host reports when admitted work ends. */
-export interface Completion {
-  /** completed: the backend answered; failed: it did not (error, timeout); cancelled: the client went away first. */
-  readonly outcome: 'completed' | 'failed' | 'cancelled';
-  /** Whether the answer was still wanted: the client still connected (default: true unless cancelled). */
-  readonly clientConnected?: boolean;
-  /** Whether the answer was useful to the caller (default: completed). Counted useful on time only before the deadline. */
-  readonly useful?: boolean;
-  /** Actual tokens (and tool calls) used, for the estimator's error and feedback. */
-  readonly actual?: ActualUse;
-  /** Status answered (stored with a deferred item's result). */
-  readonly status?: number;
-}
-
-/** The one disposition of a submitted request, as the host acts on it. */
-export type PolicyAdmission<C> =
-  | { readonly kind: 'admit'; readonly lease: PolicyLease<C> }
-  | {
-      readonly kind: 'queue';
-      readonly waiter: PolicyWaiter<C>;
-      /** From the class's recent service rate; undefined while unknown. */
-      readonly expectedWaitMs: number | undefined;
-    }
-  | { readonly kind: 'degrade'; readonly mode: DegradeOption; readonly lease: PolicyLease<C> }
-  | { readonly kind: 'defer'; readonly item: DeferredItem; readonly backlog: number }
-  | {
-      readonly kind: 'reject';
-      readonly reason: RejectReason;
-      readonly retryAfter: RetryAfter;
-      readonly detail: string;
-    };
-
-/** The host's side of a {@link PolicyGate}: called synchronously, never re-entered for one request. */
-export interface PolicyGateEvents<C> {
-  /** A queued request (or a deferred item fed back) got its seats: run it, then release the lease. */
-  onDispatch(lease: PolicyLease<C>): void;
-  /** A queued request left without a seat (answer it: deadline, max_age, class_removed by a swap, closed). */
-  onExpire(ctx: C, why: QueueExit): void;
-  /**
-   * A deferred item is fed back with seats: return the context to run it with (decoded from its
-   * payload), or undefined when it cannot be run (the item ends `cancelled`, its seats return).
-   */
-  onDrain(item: DeferredItem): C | undefined;
-  /** A deferred item passed its deadline in the store (ended `expired`). */
-  onDeferExpire?(item: DeferredItem): void;
-  /** The host's encoding of a request being deferred (its store payload); empty when absent. */
-  deferPayload?(ctx: C): Uint8Array;
-}
-
-/** Options of a {@link PolicyGate}. */
-export interface PolicyGateOptions<C> {
-  readonly policy: Policy;
-  readonly clock: Clock;
-  readonly events: PolicyGateEvents<C>;
-  /** Where deferred requests wait (default: a new {@link MemoryDeferStore}); pending items in it are drained. */
-  readonly store?: DeferStore;
-  /** The system's conditions at each decision, dispatch and drain step (default: healthy). */
-  readonly conditions?: () => Conditions;
-  /** A store-unique id for a new deferred item (default: `d` + clock ms + a counter, base 36). */
-  readonly deferId?: () => string;
-  /** Period of the drain loop while items wait in the store, ms (default 100). */
-  readonly drainPeriodMs?: number;
-  /** Recovery ends once requests waiting in the queues are at most this many and no deferred item waits (default 0). */
-  readonly recoveryQueueDepth?: number;
-}
-
-/** What a policy swap carried over. */
-export interface SwapReport {
-  /** Leases whose seats were re-taken in the new core by class name. */
-  readonly carriedLeases: number;
-  /** Leases whose class the new policy lacks: their seats are held outside every class until released. */
-  readonly unclassedLeases: number;
-  readonly carriedWaiters: number;
-  /** Waiters whose class the new policy lacks: they left with `class_removed`. */
-  readonly removedWaiters: number;
-}
-
-/** Internal lease. */
-class Lease<C> implements PolicyLease<C> {
-  readonly ctx: C;
-  grant: Grant | undefined;
-  readonly className: string;
-  readonly tenant: string;
-  readonly seats: number;
-  readonly lane: Lane | 'pool';
-  readonly via: LeaseVia;
-  readonly mode: DegradeOption | undefined;
-  readonly maxOutputTokens: number | undefined;
-  readonly deadlineMs: number;
-  readonly admittedAtMs: number;
-  readonly arrivedAtMs: number;
-  readonly deferId: string | undefined;
-  readonly idempotencyKey: string | undefined;
-  released = false;
-  /** Its class is not in the policy in force: seats held unclassed. */
-  unclassed = false;
-
-  constructor(
-    ctx: C,
-    grant: Grant | undefined,
-    className: string,
-    tenant: string,
-    via: LeaseVia,
-    mode: DegradeOption | undefined,
-    maxOut: number | undefined,
-    deadlineMs: number,
-    admittedAtMs: number,
-    arrivedAtMs: number,
-    deferId: string | undefined,
-    key: string | undefined,
-  ) {
-    this.ctx = ctx;
-    this.grant = grant;
-    this.className = className;
-    this.tenant = tenant;
-    this.seats = grant === undefined ? 0 : grant.seats;
-    this.lane = grant === undefined ? 'pool' : grant.lane;
-    this.via = via;
-    this.mode = mode;
-    this.maxOutputTokens = maxOut;
-    this.deadlineMs = deadlineMs;
-    this.admittedAtMs = admittedAtMs;
-    this.arrivedAtMs = arrivedAtMs;
-    this.deferId = deferId;
-    this.idempotencyKey = key;
-  }
-}
 
 /**
  * A policy gate: the five dispositions with the queue, defer store, dispatch and expiry that make
@@ -202,13 +60,16 @@ export class PolicyGate<C> {
   readonly #heap = new ExpiryHeap<C>();
   readonly #timer: ClockTimer;
   #timerAtMs = Number.POSITIVE_INFINITY;
-  readonly #live = new Set<Lease<C>>();
+  /** Live leases: an intrusive doubly linked list (O(1) add and remove, no hashing). */
+  #head: Lease<C> | undefined = undefined;
+  #leaseCount = 0;
   #waiting = 0;
   /** Items pending in the store (any class), as this gate knows them. */
   #deferPending = 0;
   #stopDrain: (() => void) | undefined;
   #pumping = false;
   #again = false;
+  #drainWanted = false;
   #seq = 0;
   #ids = 0;
   #closed = false;
@@ -229,6 +90,7 @@ export class PolicyGate<C> {
     this.#order = priorityOrder(o.policy.classes);
     this.#timer = o.clock.timer(() => this.#expireDue());
     this.score = new HostScore(o.clock, o.recoveryQueueDepth ?? 0);
+    this.score.bind(this.#core);
     this.#restoreBacklog();
   }
 
@@ -248,7 +110,7 @@ export class PolicyGate<C> {
   }
   /** Leases not yet released. */
   get leases(): number {
-    return this.#live.size;
+    return this.#leaseCount;
   }
   /** Deferred items pending in the store, as this gate knows them. */
   get deferPending(): number {
@@ -270,7 +132,7 @@ export class PolicyGate<C> {
    * it (the store's id returned); reject returns the reason. Exactly one disposition.
    */
   submit(env: AdmissionEnvelope, ctx: C, cond: Conditions = this.#cond()): PolicyAdmission<C> {
-    if (this.#closed) throw new Error('the policy gate is closed');
+    if (this.#closed) throw new PolicyInputError('the policy gate is closed');
     const core = this.#core;
     const now = this.#clock.now();
     this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
@@ -292,8 +154,7 @@ export class PolicyGate<C> {
           undefined,
           g.idempotencyKey,
         );
-        this.#live.add(lease);
-        this.score.granted(g.className, g.tenant, g.seats);
+        this.#hold(lease, this.score.granted(g.classIndex, g.tenant, g.seats));
         return { kind: 'admit', lease };
       }
       case 'queue': {
@@ -319,9 +180,13 @@ export class PolicyGate<C> {
           undefined,
           env.idempotencyKey,
         );
-        this.#live.add(lease);
+        this.#hold(
+          lease,
+          g === undefined
+            ? this.score.tenantOf(env.className, env.tenant)
+            : this.score.granted(g.classIndex, g.tenant, g.seats),
+        );
         this.score.degraded(env.className, env.tenant, d.mode);
-        if (g !== undefined) this.score.granted(g.className, g.tenant, g.seats);
         return { kind: 'degrade', mode: d.mode, lease };
       }
       case 'defer':
@@ -374,6 +239,25 @@ export class PolicyGate<C> {
     if (w.expiresAtMs < this.#timerAtMs) this.#setTimer(w.expiresAtMs);
   }
 
+  #hold(l: Lease<C>, slot: TenantAcc): void {
+    l.slot = slot;
+    l.owner = this;
+    const h = this.#head;
+    l.next = h;
+    if (h !== undefined) h.prev = l;
+    this.#head = l;
+    this.#leaseCount++;
+  }
+
+  #drop(l: Lease<C>): void {
+    if (l.prev === undefined) this.#head = l.next;
+    else l.prev.next = l.next;
+    if (l.next !== undefined) l.next.prev = l.prev;
+    l.prev = undefined;
+    l.next = undefined;
+    this.#leaseCount--;
+  }
+
   /** Takes a waiter out of its line and the heap (the core is told by the caller). */
   #unlink(w: Waiter<C>): void {
     w.waiting = false;
@@ -422,9 +306,9 @@ export class PolicyGate<C> {
    */
   release(lease: PolicyLease<C>, done: Completion = { outcome: 'completed' }): boolean {
     const l = lease as Lease<C>;
-    if (l.released || !this.#live.has(l)) return false;
+    if (l.released || l.owner !== this) return false;
     l.released = true;
-    this.#live.delete(l);
+    this.#drop(l);
     const core = this.#core;
     const now = this.#clock.now();
     const g = l.grant;
@@ -438,19 +322,24 @@ export class PolicyGate<C> {
     } else core.release(g, done.outcome, l.via === 'drain' ? undefined : done.actual);
     if (l.deferId !== undefined)
       this.#store.finish(l.deferId, done.outcome === 'cancelled' ? 'cancelled' : 'done', now, done.status);
-    this.score.completed(l, done, now);
+    this.score.completed(l, l.slot!, done, now);
     if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
-    else if (this.#deferPending > 0) this.#drain();
     return true;
   }
 
-  /** Runs dispatch (and a drain step) now: for a host whose conditions changed. */
+  /** Runs dispatch and a drain step now: for a host whose conditions changed. */
   pump(): void {
-    this.#pump();
+    this.#pump(true);
   }
 
-  /** Dispatches waiting work, classes by priority, tenants round-robin inside each; then drains. */
-  #pump(): void {
+  /**
+   * Dispatches waiting work, classes by priority, tenants round-robin inside each; with `drain`
+   * (a drain tick, a swap, the host's pump) also feeds deferred items back. Releases do not
+   * drain: deferred work waits for the next tick (at most `drainPeriodMs`), so a store is asked
+   * for pending items a few times a second, not once per release.
+   */
+  #pump(drain = false): void {
+    if (drain) this.#drainWanted = true;
     if (this.#pumping) {
       this.#again = true;
       return;
@@ -465,7 +354,11 @@ export class PolicyGate<C> {
         if (this.#waiting > 0)
           for (const i of this.#order) if (this.#lines[i]!.size > 0) this.#dispatchClass(i, cond);
         this.score.judgeShed(this.#core, now, cond);
-        if (this.#deferPending > 0) this.#drainStep(cond, now);
+        if (this.#drainWanted) {
+          this.#drainWanted = false;
+          if (this.#deferPending > 0) this.#drainStep(cond, now);
+        }
+        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
       } while (this.#again);
     } finally {
       this.#pumping = false;
@@ -513,8 +406,7 @@ export class PolicyGate<C> {
         w.deferId,
         g.idempotencyKey,
       );
-      this.#live.add(lease);
-      this.score.granted(g.className, g.tenant, g.seats);
+      this.#hold(lease, this.score.granted(g.classIndex, g.tenant, g.seats));
       this.#events.onDispatch(lease);
     }
   }
@@ -575,7 +467,7 @@ export class PolicyGate<C> {
       this.#stopDrain = undefined;
       return;
     }
-    this.#pump();
+    this.#pump(true);
   }
 
   /**
@@ -655,9 +547,8 @@ export class PolicyGate<C> {
       item.id,
       item.idempotencyKey,
     );
-    this.#live.add(lease);
+    this.#hold(lease, this.score.granted(g.classIndex, item.tenant, g.seats));
     this.score.drained(item.className, item.tenant, item.seats, now - item.deferredAtMs);
-    this.score.granted(item.className, item.tenant, g.seats);
     this.#events.onDispatch(lease);
   }
 
@@ -683,13 +574,17 @@ export class PolicyGate<C> {
    * memory) carry over; the defer backlog is re-read from the store. The scorecard goes on.
    */
   swap(policy: Policy): SwapReport {
-    if (this.#closed) throw new Error('the policy gate is closed');
+    if (this.#closed) throw new PolicyInputError('the policy gate is closed');
     const old = this.#core;
     const core = new PolicyCore(policy, this.#clock, { intents: old.intents });
+    for (const c of old.policy.classes) {
+      const k = old.estimatorCorrection(c.name);
+      core.restoreEstimatorCorrection(c.name, k.running, k.samples);
+    }
     this.score.retire(old);
     let carriedLeases = 0;
     let unclassedLeases = 0;
-    for (const l of this.#live) {
+    for (let l = this.#head; l !== undefined; l = l.next) {
       const g = l.grant;
       if (g === undefined) continue;
       const ng = core.adoptGrant(g);
@@ -708,6 +603,7 @@ export class PolicyGate<C> {
     for (const w of waiters) this.#unlink(w);
     this.#clearTimer();
     this.#core = core;
+    this.score.bind(core);
     this.#lines = policy.classes.map(() => new ClassLine<C>());
     this.#order = priorityOrder(policy.classes);
     const now = this.#clock.now();
@@ -730,7 +626,7 @@ export class PolicyGate<C> {
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'class_removed', 0, 0);
       this.#expired(w, 'class_removed', now);
     }
-    this.#pump();
+    this.#pump(true);
     return { carriedLeases, unclassedLeases, carriedWaiters, removedWaiters: removed.length };
   }
 

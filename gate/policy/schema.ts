@@ -42,6 +42,27 @@ const estimatorSchema = z
     max_seats: estimatorShape.max_seats
       .optional()
       .describe('Most seats a request costs (default: every seat outside the reserve).'),
+    feedback: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('Whether the correction is applied (off by default).'),
+        alpha: z
+          .number()
+          .gt(0)
+          .max(1)
+          .default(0.05)
+          .describe(
+            'Weight of each reconciled request: factor *= 1 - alpha + alpha * actual/estimated seats.',
+          ),
+        min_factor: z.number().min(0.01).max(1).default(0.5).describe('Lowest correction factor.'),
+        max_factor: z.number().min(1).max(100).default(2).describe('Highest correction factor.'),
+        min_samples: int(0, 1_000_000)
+          .default(20)
+          .describe('Reconciled requests of a class before its factor is applied.'),
+      })
+      .optional()
+      .describe(
+        "Per-class multiplicative correction of a biased estimator from the observed actual/estimated seats at release, bounded; the class's raw seats are multiplied by it before rounding up.",
+      ),
   })
   .describe(
     'Seats of a request: ceil(prompt/prompt_tokens_per_seat + max_output/output_tokens_per_seat + tool_calls*seats_per_tool_call), clamped to [min_seats, max_seats].',
