@@ -30,6 +30,7 @@ interface ProxyFlags {
   decisionLog?: string;
   policy?: string;
   deferDb?: string;
+  deferDbSync: string;
   decisionLogBufferBytes: number;
   auditLogPerSecond: number;
   apiKeys?: string;
@@ -120,6 +121,11 @@ export function proxyCommand(): Command {
     .option(
       '--defer-db <file>',
       'SQLite file of the deferred requests (WAL, created when missing); required when a class of --policy defers',
+    )
+    .option(
+      '--defer-db-sync <mode>',
+      'full: every defer is fsynced before its 202 (survives power loss); normal: survives a crash of the proxy, not of the machine',
+      'full',
     )
     .option(
       '--decision-log-buffer-bytes <n>',
@@ -303,7 +309,12 @@ function backendTimeouts(f: ProxyFlags): { headersTimeoutMs: number; bodyIdleTim
 }
 
 /** The --policy and --defer-db flags as the proxy's option, the file read. */
-function policyOption(f: ProxyFlags): { text: string; fileName: string; deferDb?: string } | undefined {
+function policyOption(
+  f: ProxyFlags,
+): { text: string; fileName: string; deferDb?: string; deferSync: 'FULL' | 'NORMAL' } | undefined {
+  if (f.deferDbSync !== 'full' && f.deferDbSync !== 'normal')
+    throw new UsageError(`--defer-db-sync: ${JSON.stringify(f.deferDbSync)} is not one of full, normal`);
+  const deferSync = f.deferDbSync === 'full' ? 'FULL' : 'NORMAL';
   if (f.policy === undefined) {
     if (f.deferDb !== undefined)
       throw new UsageError('--defer-db needs --policy FILE (only a policy defers)');
@@ -317,7 +328,7 @@ function policyOption(f: ProxyFlags): { text: string; fileName: string; deferDb?
       `--policy ${f.policy}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  return { text, fileName: f.policy, ...(f.deferDb === undefined ? {} : { deferDb: f.deferDb }) };
+  return { text, fileName: f.policy, deferSync, ...(f.deferDb === undefined ? {} : { deferDb: f.deferDb }) };
 }
 
 /** Builds the proxy; a bad policy file or defer database is a usage error naming file, field and bound. */

@@ -104,7 +104,13 @@ export interface ProxyOptions {
    * The policy layer (`--policy FILE`, `--defer-db FILE`): the file's text and name; a class that
    * defers needs `deferDb`. Without it no request pays for a policy.
    */
-  policy?: { text: string; fileName: string; deferDb?: string; drainPeriodMs?: number };
+  policy?: {
+    text: string;
+    fileName: string;
+    deferDb?: string;
+    deferSync?: 'FULL' | 'NORMAL';
+    drainPeriodMs?: number;
+  };
 }
 
 /** What GET /sluice/policy answers. */
@@ -174,6 +180,7 @@ export class LoxiProxy implements Controller {
             text: o.policy.text,
             fileName: o.policy.fileName,
             ...(o.policy.deferDb === undefined ? {} : { deferDb: o.policy.deferDb }),
+            ...(o.policy.deferSync === undefined ? {} : { deferSync: o.policy.deferSync }),
             ...(o.policy.drainPeriodMs === undefined ? {} : { drainPeriodMs: o.policy.drainPeriodMs }),
             target: (service) => this.#policyTarget(service),
             warn,

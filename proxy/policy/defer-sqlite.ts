@@ -102,6 +102,8 @@ BEGIN SELECT RAISE(ABORT, 'sluice defer: a new item is pending'); END;
 export interface SqliteDeferOptions {
   /** ms for the reopen's `updated_at_ms` of recovered rows (default Date.now()). */
   readonly nowMs?: number;
+  /** `synchronous` setting; FULL (the default, see the file's doc) or NORMAL, for the benchmark's comparison only. */
+  readonly synchronous?: 'FULL' | 'NORMAL';
 }
 
 /** The SQLite {@link DeferStore}. Not for sharing between processes (the file is locked). */
@@ -170,7 +172,7 @@ export class SqliteDeferStore implements DeferStore {
       const mode = String(db.pragma('journal_mode = WAL', { simple: true }));
       if (mode.toLowerCase() !== 'wal')
         throw new DeferDbError(file, `WAL journal mode is not available (got ${mode})`);
-      db.pragma('synchronous = FULL');
+      db.pragma(`synchronous = ${opts.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
       db.pragma('foreign_keys = ON');
       migrate(db, file);
       const now = opts.nowMs ?? Date.now();

@@ -80,6 +80,8 @@ export interface ProxyPolicyOptions {
   readonly fileName: string;
   /** `--defer-db FILE`; required when a class of the policy defers. */
   readonly deferDb?: string;
+  /** `synchronous` of the defer database (default FULL: a 202 survives power loss; NORMAL: a process crash only). */
+  readonly deferSync?: 'FULL' | 'NORMAL';
   /** A backend endpoint of the service named `service` (its `externalIP:port`), or null. */
   readonly target: (service: string) => Target | null;
   readonly warn: (line: string) => void;
@@ -121,7 +123,10 @@ export class ProxyPolicy {
       throw new PolicyDeferStoreMissing(
         `--policy ${o.fileName}: class ${deferring.join(', ')} defers (defer.enabled) but no --defer-db FILE is given; deferred requests would be lost on a restart`,
       );
-    this.store = o.deferDb === undefined ? new MemoryDeferStore() : SqliteDeferStore.open(o.deferDb);
+    this.store =
+      o.deferDb === undefined
+        ? new MemoryDeferStore()
+        : SqliteDeferStore.open(o.deferDb, o.deferSync === undefined ? {} : { synchronous: o.deferSync });
     if (this.store instanceof SqliteDeferStore && this.store.recovered > 0)
       o.warn(
         `sluice proxy: ${JSON.stringify({ event: 'defer_recovered', items: this.store.recovered, file: o.deferDb })}`,
