@@ -37,6 +37,10 @@ describe('sluice proxy --policy / --defer-db validation', () => {
         `${badPolicy}:9:25: classes.interactive.queue.max_count: -2 is below the minimum 0`,
       ],
       [['--defer-db', join(dir, 'd.db')], '--defer-db needs --policy FILE'],
+      [
+        ['--policy', policy, '--defer-db', join(dir, 'd2.db'), '--defer-db-sync', 'sometimes'],
+        '--defer-db-sync: "sometimes" is not one of full, normal',
+      ],
     ];
     const runs = await Promise.all(
       cases.map(async ([args]) => {

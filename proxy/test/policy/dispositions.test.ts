@@ -4,12 +4,13 @@
  * replay, reject with its reason), the envelope's sources in the decision log, and /metrics.
  */
 import { mkdtempSync } from 'node:fs';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../decision-log.js';
 import type { LoxiProxy, ProxyOptions } from '../../proxy.js';
-import { addRule, admin, freePort, infer, rule, startProxy, until } from '../helpers.js';
+import { addRule, admin, freePort, infer, inferH2, rule, startProxy, until } from '../helpers.js';
 import { chat, PROXY_TEST_POLICY, RecordingBackend } from './policy-helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -243,6 +244,32 @@ describe('--policy dispositions as HTTP', () => {
     });
     expect(two.headers['retry-after']).toBeUndefined();
     expect((await one).status).toBe(200);
+  });
+
+  it('decides h2 streams too: admitted with the deadline header, deferred with 202 + Location on its stream', async () => {
+    const { backend, port } = await setup();
+    backend.holdMs = 400;
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      // The h2 helper's body has no max_tokens: 2 seats, all of batch's.
+      const first = inferH2(session, { path: '/v1/batches', headers: { 'x-sluice-deadline-ms': '100' } });
+      await until(() => backend.active === 1);
+      const second = await inferH2(session, { path: '/v1/batches' });
+      expect(second.status).toBe(202);
+      const id = (JSON.parse(second.body) as { id: string }).id;
+      expect(second.headers.location).toBe(`/sluice/deferred/${id}`);
+      expect((await first).status).toBe(200);
+      // batch keeps its deadline (client_may_shorten: false): the header was ignored.
+      expect(backend.seen[0]!.deadlineMs).toBeGreaterThan(500_000);
+      expect(
+        await until(async () => {
+          const r = await infer(port, { method: 'GET', path: `/sluice/deferred/${id}` });
+          return (JSON.parse(r.body) as { state: string }).state === 'done';
+        }, 10_000),
+      ).toBe(true);
+    } finally {
+      session.close();
+    }
   });
 
   it('exports the scorecard on /metrics in the Prometheus text format', async () => {
