@@ -424,7 +424,7 @@ export class LoxiProxy implements Controller {
   /** Stops everything: listeners (after `graceMs`), admin, telemetry, timers. */
   async close(graceMs = 0): Promise<void> {
     // Waiters of the policy's queues are answered 503 first; deferred items stay in the store.
-    this.policy?.gate.close();
+    this.policy?.stop();
     await Promise.all([...this.#services.values()].map((s) => s.listener?.close(graceMs)));
     this.#services.clear();
     await this.policy?.close(graceMs);

@@ -110,6 +110,7 @@ export class ProxyPolicy {
   #version = 1;
   #source: { text: string; fileName: string };
   #closed = false;
+  #stopping = false;
 
   /**
    * @throws PolicyError for a bad file; PolicyDeferStoreMissing when a class defers and there is
@@ -195,6 +196,10 @@ export class ProxyPolicy {
         'failed',
       );
     };
+    if (this.#stopping) {
+      owner.policyAnswer(ex, queueExitAnswer('closed', 'none', 0), 'drained');
+      return;
+    }
     if (!ex.bodyBuffered || ex.body === null) {
       bad(
         411,
@@ -523,10 +528,16 @@ export class ProxyPolicy {
     return this.gate.metrics();
   }
 
-  /** Stops the gate (waiters answered 503), waits up to `graceMs` for replays, closes the store. */
+  /** Stops deciding: waiters are answered 503 `policy_queue_closed`, so are new requests. */
+  stop(): void {
+    this.#stopping = true;
+    this.gate.close();
+  }
+
+  /** {@link stop}, then waits up to `graceMs` for replays in flight and closes the store. */
   async close(graceMs = 0): Promise<void> {
     if (this.#closed) return;
-    this.gate.close();
+    this.stop();
     if (this.#replays.size > 0 && graceMs > 0)
       await Promise.race([
         Promise.allSettled([...this.#replays]),

@@ -23,7 +23,7 @@ afterEach(async () => {
 describe('the defer queue under kill -9 of the proxy', () => {
   it('loses nothing: every deferred id is done after a restart, each completed once at the backend', async () => {
     backend = await new RecordingBackend().start();
-    backend.holdMs = 300;
+    backend.holdMs = 500;
     const dir = mkdtempSync(join(tmpdir(), 'sluice-kill9-'));
     const policyFile = join(dir, 'policy.yaml');
     writeFileSync(policyFile, PROXY_TEST_POLICY);
@@ -61,16 +61,16 @@ describe('the defer queue under kill -9 of the proxy', () => {
     const first = start();
     expect(await until(() => first.out().includes('management API'), 15_000)).toBe(true);
 
-    // Kill the proxy the moment the 6th replay reaches the backend: the drain is mid-way, some
-    // items done, two draining (held at the backend), the rest pending.
+    // Once every client has its answer, the proxy is killed the moment the next replay reaches
+    // the backend (the 3rd or later): the drain is mid-way, some items done, those held at the
+    // backend draining, the rest pending.
     let inflightAtKill: string[] = [];
+    let armed = false;
     backend.onRequest = (s) => {
-      if (s.deferId === undefined) return;
-      const replays = backend!.seen.filter((x) => x.deferId !== undefined).length;
-      if (replays === 6 && inflightAtKill.length === 0) {
-        inflightAtKill = [...backend!.inflightDeferIds];
-        first.child.kill('SIGKILL');
-      }
+      if (!armed || s.deferId === undefined || inflightAtKill.length > 0) return;
+      if (backend!.seen.filter((x) => x.deferId !== undefined).length < 3) return;
+      inflightAtKill = [...backend!.inflightDeferIds];
+      first.child.kill('SIGKILL');
     };
     const replies = await Promise.all(
       Array.from({ length: N }, (_, i) =>
@@ -81,12 +81,14 @@ describe('the defer queue under kill -9 of the proxy', () => {
         }),
       ),
     );
+    armed = true;
     const deferred = replies
       .filter((r) => r.status === 202)
       .map((r) => (JSON.parse(r.body) as { id: string }).id);
-    // Two run at once (batch has 2 seats, no queue); the rest are deferred.
-    expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
-    expect(deferred).toHaveLength(N - 2);
+    // Batch has 2 seats and no queue: those that found a seat ran (200), the rest were deferred.
+    expect(replies.filter((r) => r.status === 200).length + deferred.length).toBe(N);
+    expect(deferred.length).toBeGreaterThanOrEqual(12);
+    expect(await until(() => inflightAtKill.length > 0, 15_000)).toBe(true);
     expect(await first.exit).toBe(null);
     expect(first.child.signalCode).toBe('SIGKILL');
     expect(inflightAtKill.length).toBeGreaterThan(0);
@@ -94,12 +96,16 @@ describe('the defer queue under kill -9 of the proxy', () => {
       backend!.seen.some((s) => s.key === k && s.deferId !== undefined),
     ).length;
     expect(completedBeforeKill).toBeGreaterThan(0);
-    expect(completedBeforeKill).toBeLessThan(N - 2);
+    expect(completedBeforeKill).toBeLessThan(deferred.length);
 
     const second = start();
     expect(await until(() => second.out().includes('management API'), 15_000)).toBe(true);
-    // The restarted proxy found the held items draining and turned them back into pending.
-    expect(second.err()).toContain(`"event":"defer_recovered","items":${inflightAtKill.length}`);
+    // The restarted proxy found the held items draining and turned them back into pending (at
+    // least those held at the backend; at most the class's 2 seats: one may have been claimed and
+    // not yet sent).
+    const recovered = Number(/"event":"defer_recovered","items":(\d+)/.exec(second.err())?.[1]);
+    expect(recovered).toBeGreaterThanOrEqual(inflightAtKill.length);
+    expect(recovered).toBeLessThanOrEqual(2);
     const state = async (id: string) =>
       JSON.parse(
         (await infer(port, { method: 'GET', path: `/sluice/deferred/${id}`, headers: auth })).body,
@@ -126,7 +132,7 @@ describe('the defer queue under kill -9 of the proxy', () => {
     expect(new Set(twice)).toEqual(new Set(inflightAtKill));
     for (const [, n] of deliveries) expect(n).toBeLessThanOrEqual(2);
     const keys2 = new Set(replays.map((s) => s.key));
-    expect(keys2.size).toBe(N - 2);
+    expect(keys2.size).toBe(deferred.length);
     for (const k of keys2) expect(backend.completedByKey.get(k!), `intent ${k}`).toBe(1);
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
