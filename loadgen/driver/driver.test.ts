@@ -160,7 +160,14 @@ describe('retries, deadlines, streams', () => {
       expect(Number(q.ttft_ms)).toBeLessThan(250);
       expect(Number(q.e2e_ms)).toBeGreaterThanOrEqual(230);
       expect(q.good).toBe(true);
+      // TPOT from the record's own times; the emulator spaces tokens 30 ms apart.
+      expect(q.tpot_ms).toBe(Math.round(((Number(q.e2e_ms) - Number(q.ttft_ms)) / 4) * 1000) / 1000);
+      expect(Number(q.tpot_ms)).toBeGreaterThanOrEqual(25);
+      expect(Number(q.tpot_ms)).toBeLessThan(80);
     }
+    // The summary's ITL is the driver's own (no warm-up here): four gaps per five-token stream.
+    expect(r.summary.itl_ms).toEqual(r.itl_ms);
+    expect(r.summary.tpot_ms.count).toBe(2);
     expect(r.itl_ms.count).toBe(8);
     expect(r.itl_ms.p50).toBeGreaterThanOrEqual(25);
     expect(r.itl_ms.p50).toBeLessThan(80);

@@ -23,7 +23,7 @@ import { seededStreams } from '../../sim/kernel/seeded-streams.js';
 import { LatencyHistogram } from '../../sim/run/histogram.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import { MemorySink, type RunSink } from '../../sim/run/sinks.js';
-import { percentiles, RunStats, summarize } from '../../sim/run/stats.js';
+import { gapsFromMs, percentiles, RunStats, summarize } from '../../sim/run/stats.js';
 import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
 import { emptyStreamFacts } from '../shared/sse.js';
@@ -70,7 +70,7 @@ export interface LoadOptions {
 export interface LoadResult {
   summary: RunSummary;
   schedule: ScheduleReport;
-  /** Inter-token gaps over every completed stream, ms. */
+  /** Inter-token gaps over every completed stream, ms, warm-up included (the summary's `itl_ms` leaves it out). */
   itl_ms: ReturnType<typeof percentiles>;
   /** Attempts sent per protocol. */
   protocols: { http1: number; h2: number };
@@ -137,7 +137,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         });
     const rec = toRecord(d, r, verdict.outcome, verdict.good);
     if (rec.outcome === 'in_system') rec.e2e_ms = '';
-    stats.record(rec);
+    // The gaps between the SSE events that carried text, as the client read them (see RunSummary.itl_ms).
+    stats.record(rec, verdict.outcome === 'completed' ? gapsFromMs(r.facts.gapsMs) : undefined);
     sink.request(rec);
     if (verdict.outcome === 'completed') for (const g of r.facts.gapsMs) itl.add(g);
     if (r.end === 'error') transportErrors[r.error] = (transportErrors[r.error] ?? 0) + 1;
