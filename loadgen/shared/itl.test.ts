@@ -1,7 +1,8 @@
 /**
  * ITL as `vllm bench serve` defines it, on a synthetic SSE stream: the load driver's stream
  * accounting (`sse.ts`) yields vLLM's `itls` list, and the summary's percentiles of it are
- * numpy's (where nearest rank and numpy's interpolation pick the same sample), to the µs.
+ * numpy's (where nearest rank and numpy's interpolation pick the same sample) within the
+ * histogram's bound (0.1 %).
  */
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../sim/run/records.js';
@@ -56,8 +57,10 @@ describe('ITL of a stream', () => {
       [itl.p95, 0.95],
       [itl.p99, 0.99],
     ] as const) {
-      // Exact to the µs (the histogram counts whole µs), and the same sample numpy picks.
-      expect(got).toBe(Math.round(np(q) * 1000) / 1000);
+      // The sample numpy picks, rounded to the µs, or at most 0.1 % above it (the bucket's width).
+      const exact = Math.round(np(q) * 1000) / 1000;
+      expect(got).toBeGreaterThanOrEqual(exact);
+      expect(got).toBeLessThanOrEqual(exact * (1 + 1 / 1024) + 0.0005);
     }
     expect(itl.max).toBe(Math.round(sorted[100]! * 1000) / 1000);
     const mean = vllmItls.reduce((a, b) => a + b, 0) / 101;

@@ -151,8 +151,8 @@ export interface RunSummary {
    * pools its `itls` (vllm/benchmarks/serve.py). A delivery is an SSE event carrying output
    * text: several tokens in one event are one delivery (one gap), events read in one socket
    * read are gaps of 0. Non-streamed requests contribute none (their client sees one delivery).
-   * Percentiles are nearest-rank and exact to the µs (`MicrosecondHistogram`; gaps of 16.8 s
-   * or more fall in 0.5 % buckets). null where not measured (a k6 run: k6 hands its script the
+   * Percentiles are nearest-rank, from buckets at most 0.1 % wide (`MicrosecondHistogram`:
+   * never below the sample, at most 0.1 % above it, exact below 1.024 ms). null where not measured (a k6 run: k6 hands its script the
    * whole body at once, so the gaps are not seen).
    */
   itl_ms: Percentiles | null;

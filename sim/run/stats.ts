@@ -47,7 +47,7 @@ export class RunStats {
   /**
    * Inter-token latency: every gap between consecutive token deliveries to the client of a
    * completed streamed request (see `RunSummary.itl_ms`), pooled over the requests: a hundred
-   * or so per request, so counted exactly to the µs with no logarithm per value.
+   * or so per request, so counted with no logarithm per value.
    */
   readonly itl = new MicrosecondHistogram();
   /** Output tokens of the completed requests. */
