@@ -126,7 +126,6 @@ export function loadCommand(): Command {
         process.stdout.write(summaryText(result.summary));
         process.stdout.write(
           `schedule      ${s.sends} sends, ${s.late_sends} late by > 10 ms (lag p50 ${s.lag_p50_ms} p99 ${s.lag_p99_ms} max ${s.lag_max_ms} ms)${s.kept_schedule ? '' : ': the driver could not keep the schedule'}\n` +
-            `ITL ms        ${result.itl_ms.count === 0 ? '-' : `p50 ${result.itl_ms.p50} p95 ${result.itl_ms.p95} max ${result.itl_ms.max}`}\n` +
             `protocols     HTTP/1.1 ${result.protocols.http1}, HTTP/2 ${result.protocols.h2}\n`,
         );
         if (opts.out)

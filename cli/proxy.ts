@@ -28,6 +28,9 @@ interface ProxyFlags {
   adminHostName: string[];
   adminMaxJsonDepth: number;
   decisionLog?: string;
+  policy?: string;
+  deferDb?: string;
+  deferDbSync: string;
   decisionLogBufferBytes: number;
   auditLogPerSecond: number;
   apiKeys?: string;
@@ -111,6 +114,19 @@ export function proxyCommand(): Command {
       32,
     )
     .option('--decision-log <file>', 'append one JSON line per request (see proxy/README.md)')
+    .option(
+      '--policy <file>',
+      'admission policy (docs/policy.md) in front of every rule: classes, seats, deadlines, queue, degrade, defer, reject',
+    )
+    .option(
+      '--defer-db <file>',
+      'SQLite file of the deferred requests (WAL, created when missing); required when a class of --policy defers',
+    )
+    .option(
+      '--defer-db-sync <mode>',
+      'full: every defer is fsynced before its 202 (survives power loss); normal: survives a crash of the proxy, not of the machine',
+      'full',
+    )
     .option(
       '--decision-log-buffer-bytes <n>',
       'decision-log bytes buffered for a slow disk; past it records are dropped (decision_log_dropped_total)',
@@ -292,6 +308,41 @@ function backendTimeouts(f: ProxyFlags): { headersTimeoutMs: number; bodyIdleTim
   return { headersTimeoutMs: f.backendHeadersTimeoutMs, bodyIdleTimeoutMs: f.backendBodyTimeoutMs };
 }
 
+/** The --policy and --defer-db flags as the proxy's option, the file read. */
+function policyOption(
+  f: ProxyFlags,
+): { text: string; fileName: string; deferDb?: string; deferSync: 'FULL' | 'NORMAL' } | undefined {
+  if (f.deferDbSync !== 'full' && f.deferDbSync !== 'normal')
+    throw new UsageError(`--defer-db-sync: ${JSON.stringify(f.deferDbSync)} is not one of full, normal`);
+  const deferSync = f.deferDbSync === 'full' ? 'FULL' : 'NORMAL';
+  if (f.policy === undefined) {
+    if (f.deferDb !== undefined)
+      throw new UsageError('--defer-db needs --policy FILE (only a policy defers)');
+    return undefined;
+  }
+  let text: string;
+  try {
+    text = readFileSync(f.policy, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--policy ${f.policy}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  return { text, fileName: f.policy, deferSync, ...(f.deferDb === undefined ? {} : { deferDb: f.deferDb }) };
+}
+
+/** Builds the proxy; a bad policy file or defer database is a usage error naming file, field and bound. */
+function buildProxy(build: () => LoxiProxy): LoxiProxy {
+  try {
+    return build();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && /^SLUICE_E_(POLICY|DEFER_DB)/.test(code))
+      throw new UsageError((err as Error).message);
+    throw err;
+  }
+}
+
 async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
   const admin = hostPort('--admin')(f.admin);
   const token = f.adminTokenFile === undefined ? undefined : readFileSync(f.adminTokenFile, 'utf8').trim();
@@ -308,38 +359,43 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
           allowNoExp: f.jwtAllowNoExp === true,
         })
       : undefined;
-  const proxy = new LoxiProxy({
-    adminHost: admin.host,
-    adminPort: admin.port,
-    ...(token === undefined ? {} : { adminToken: token }),
-    adminHostNames: f.adminHostName,
-    adminMaxJsonDepth: f.adminMaxJsonDepth,
-    decisionLog: log,
-    audit: { perSecond: f.auditLogPerSecond },
-    credentials: {
-      ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),
-      ...(jwt === undefined ? {} : { jwt }),
-      tenantClaim: f.jwtTenantClaim,
-    },
-    monitor: {
-      scrapeIntervalMs: f.scrapeIntervalMs,
-      healthIntervalMs: f.healthIntervalMs,
-      healthPath: f.healthPath,
-      probeTimeoutMs: f.probeTimeoutMs,
-      breakerFailures: f.breakerFailures,
-      breakerOpenMs: f.breakerOpenMs,
-    },
-    backend: backendTimeouts(f),
-    limits: {
-      headersTimeoutMs: f.headersTimeoutMs,
-      keepAliveTimeoutMs: f.keepaliveTimeoutMs,
-      bufferBodyBytes: f.bufferBodyBytes,
-      maxBodyBytes: f.maxBodyBytes,
-      maxJsonDepth: f.maxJsonDepth,
-      bodyTimeoutMs: f.bodyTimeoutMs,
-      bodyMemoryBytes: f.bodyMemoryBytes,
-    },
-  });
+  const policy = policyOption(f);
+  const proxy = buildProxy(
+    () =>
+      new LoxiProxy({
+        adminHost: admin.host,
+        adminPort: admin.port,
+        ...(token === undefined ? {} : { adminToken: token }),
+        adminHostNames: f.adminHostName,
+        adminMaxJsonDepth: f.adminMaxJsonDepth,
+        decisionLog: log,
+        audit: { perSecond: f.auditLogPerSecond },
+        credentials: {
+          ...(f.apiKeys === undefined ? {} : { apiKeys: loadApiKeys(f.apiKeys) }),
+          ...(jwt === undefined ? {} : { jwt }),
+          tenantClaim: f.jwtTenantClaim,
+        },
+        monitor: {
+          scrapeIntervalMs: f.scrapeIntervalMs,
+          healthIntervalMs: f.healthIntervalMs,
+          healthPath: f.healthPath,
+          probeTimeoutMs: f.probeTimeoutMs,
+          breakerFailures: f.breakerFailures,
+          breakerOpenMs: f.breakerOpenMs,
+        },
+        backend: backendTimeouts(f),
+        ...(policy === undefined ? {} : { policy }),
+        limits: {
+          headersTimeoutMs: f.headersTimeoutMs,
+          keepAliveTimeoutMs: f.keepaliveTimeoutMs,
+          bufferBodyBytes: f.bufferBodyBytes,
+          maxBodyBytes: f.maxBodyBytes,
+          maxJsonDepth: f.maxJsonDepth,
+          bodyTimeoutMs: f.bodyTimeoutMs,
+          bodyMemoryBytes: f.bodyMemoryBytes,
+        },
+      }),
+  );
   if (f.config !== undefined) {
     const doc = JSON.parse(readFileSync(f.config, 'utf8')) as { lbAttr?: unknown };
     if (!Array.isArray(doc.lbAttr)) throw new UsageError(`--config ${f.config}: expected {"lbAttr": [...]}`);
@@ -359,6 +415,8 @@ async function startLoxi(f: ProxyFlags): Promise<() => Promise<void>> {
 
 async function startSmg(f: ProxyFlags): Promise<() => Promise<void>> {
   if (!f.workerUrls || f.workerUrls.length === 0) throw new UsageError('--smg needs --worker-urls URL...');
+  if (f.policy !== undefined || f.deferDb !== undefined)
+    throw new UsageError('--policy and --defer-db run in front of the loxilb services, not with --smg');
   // Without --max-concurrent-requests, admission control is off (SMG's default -1).
   const proxy = new SmgProxy({
     requestTimeoutSecs: f.requestTimeoutSecs,

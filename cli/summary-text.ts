@@ -8,7 +8,7 @@ const ms = (p: Percentiles): string =>
     ? '-'
     : `p50 ${p.p50.toFixed(0)}  p95 ${p.p95.toFixed(0)}  p99 ${p.p99.toFixed(0)}  max ${p.max.toFixed(0)}`;
 
-/** Percentiles of a figure of a few ms (TPOT), with one decimal. */
+/** Percentiles of a figure of a few ms (TPOT, ITL), with one decimal. */
 const ms2 = (p: Percentiles): string =>
   p.count === 0
     ? '-'
@@ -55,11 +55,12 @@ export function summaryText(s: RunSummary): string {
     ['goodput', `${s.goodput_rps} req/s good (${(s.goodput_share * 100).toFixed(1)} % of offered)`],
     [
       'throughput',
-      `${s.throughput_rps} req/s completed${s.output_tokens_per_s === null ? '' : `, ${s.output_tokens_per_s} output tokens/s`}`,
+      `${s.request_throughput_per_s} req/s completed${s.output_tokens_per_s === null ? '' : `, ${s.output_tokens_per_s} output tokens/s`}`,
     ],
     ['shed rate', `${(s.shed_rate * 100).toFixed(1)} % of attempts`],
     ['TTFT ms', ms(s.ttft_ms)],
     ['TPOT ms', ms2(s.tpot_ms)],
+    ['ITL ms', s.itl_ms === null ? 'not measured (k6 reads each body whole)' : ms2(s.itl_ms)],
     ['e2e ms', ms(s.e2e_ms)],
     ['queue wait ms', ms(s.queue_wait_ms)],
     [

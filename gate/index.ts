@@ -60,7 +60,14 @@ export {
 } from './gate.js';
 export { collect, escapeHelp, escapeLabel, type Family, renderPrometheus, type Sample } from './metrics.js';
 export { editDistance, nearestName } from './nearest.js';
-export { INFERENCE_PATHS, isInferencePath, normalisePath, SMG_INFERENCE_PATHS } from './paths.js';
+export {
+  INFERENCE_PATHS,
+  isInferencePath,
+  isSmgBypassPath,
+  normalisePath,
+  SMG_BYPASS_PATHS,
+  SMG_INFERENCE_PATHS,
+} from './paths.js';
 export { Leg, Permit } from './permit.js';
 // The opt-in policy layer (queue-is-a-policy.md); the plain gate does not use it.
 export {
@@ -93,6 +100,7 @@ export {
   type PolicyAdmission,
   type PolicyClass,
   PolicyCore,
+  type PolicyDocument,
   PolicyError,
   PolicyGate,
   type PolicyGateEvents,
@@ -107,6 +115,7 @@ export {
   type QueueExit as PolicyQueueExit,
   REJECT_REASONS as POLICY_REJECT_REASONS,
   type RejectReason as PolicyRejectReason,
+  type RetryAfter as PolicyRetryAfter,
   renderPolicyMetrics,
   renderPolicySchema,
   type SwapReport as PolicySwapReport,

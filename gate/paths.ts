@@ -17,6 +17,41 @@ export const INFERENCE_PATHS: readonly string[] = [
 /** Inference routes of the SMG dialect (its admission control covers these). */
 export const SMG_INFERENCE_PATHS: readonly string[] = [...INFERENCE_PATHS, '/generate', '/v1/rerank'];
 
+/**
+ * Routes SMG names as bypassing its admission control: health, model listing, admin and worker
+ * management (SGLang Model Gateway docs, "Admin and Health Endpoints" and "Worker Management
+ * APIs": https://docs.sglang.ai/advanced_features/sgl_model_gateway.html). Matching is exact and
+ * case-sensitive; `/workers/{id}` and `/wasm/{uuid}` match one segment after the prefix.
+ */
+export const SMG_BYPASS_PATHS: readonly string[] = [
+  '/liveness',
+  '/readiness',
+  '/health',
+  '/health_generate',
+  '/engine_metrics',
+  '/v1/models',
+  '/get_model_info',
+  '/server_info',
+  '/get_server_info',
+  '/flush_cache',
+  '/get_loads',
+  '/metrics',
+  '/workers',
+  '/wasm',
+];
+
+const SMG_BYPASS_ONE_SEGMENT = /^\/(?:workers|wasm)\/[^/%\\]+$/;
+
+/**
+ * True when `path` bypasses SMG's admission control. The safe rule: only the routes SMG names
+ * bypass; an unknown route, a case variant (`/V1/chat/completions`) or an encoded slash is gated
+ * as inference, since a worker may still serve it.
+ */
+export function isSmgBypassPath(path: string): boolean {
+  const p = normalisePath(path);
+  return SMG_BYPASS_PATHS.includes(p) || SMG_BYPASS_ONE_SEGMENT.test(p);
+}
+
 /** The path without query string, fragment or trailing slashes. */
 export function normalisePath(path: string): string {
   let p = path;

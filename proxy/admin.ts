@@ -26,6 +26,10 @@ export interface Controller {
   setMaintenance(enabled: boolean): MaintenanceView;
   maintenance(): MaintenanceView;
   metricsText(): string;
+  /** The policy in force, or null without one. */
+  policyView?(): unknown;
+  /** Swaps the policy (throws AdminError when refused, the old one staying in force). */
+  policySwap?(body: unknown): unknown;
 }
 
 /** A refusal the controller raises that is not a GateError (e.g. the port is taken). */
@@ -192,6 +196,30 @@ export class AdminServer {
       try {
         await this.ctl.remove(key);
         send(res, 200, { code: 200, message: 'success', key });
+      } catch (err) {
+        sendError(res, err);
+      }
+      return;
+    }
+    if (url === '/sluice/policy') {
+      if (method === 'GET') {
+        const v = this.ctl.policyView?.() ?? null;
+        if (v === null)
+          send(res, 404, {
+            code: 404,
+            error: 'SLUICE_E_POLICY_OFF',
+            message: 'the proxy runs without a policy',
+          });
+        else send(res, 200, v);
+        return;
+      }
+      if (method !== 'PUT') return notAllowed(res, 'GET, PUT');
+      const body = await this.#readJson(req, res);
+      if (body === undefined) return;
+      try {
+        const r = this.ctl.policySwap?.(body);
+        if (r === undefined) throw new AdminError(409, 'SLUICE_E_POLICY_OFF', 'policy', 'no policy layer');
+        send(res, 200, { code: 200, message: 'success', ...(r as object) });
       } catch (err) {
         sendError(res, err);
       }

@@ -141,7 +141,12 @@ describe('api_key_auth policies', () => {
   });
 
   test('jwt wants a valid token with the tenant claim', async () => {
-    expect(await authenticate('jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
+    // The verified claims come along (the --policy envelope reads them), exactly as signed.
+    expect(await authenticate('jwt', bearer(jwt), o)).toEqual({
+      ok: true,
+      tenant: 'tenant-j',
+      claims: { org: 'tenant-j', exp: expect.any(Number) },
+    });
     expect(await authenticate('jwt', bearer('sk-a'), o)).toMatchObject({ ok: false });
     expect(await authenticate('jwt', bearer(signHs256({ sub: 'x' }, secret)), o)).toMatchObject({
       ok: false,
@@ -149,7 +154,11 @@ describe('api_key_auth policies', () => {
   });
 
   test('apikey-or-jwt takes either; optional checks what is sent', async () => {
-    expect(await authenticate('apikey-or-jwt', bearer(jwt), o)).toEqual({ ok: true, tenant: 'tenant-j' });
+    expect(await authenticate('apikey-or-jwt', bearer(jwt), o)).toEqual({
+      ok: true,
+      tenant: 'tenant-j',
+      claims: { org: 'tenant-j', exp: expect.any(Number) },
+    });
     expect(await authenticate('apikey-or-jwt', bearer('sk-a'), o)).toEqual({ ok: true, tenant: 'tenant-a' });
     expect(await authenticate('optional', bearer('sk-zzz'), o)).toMatchObject({ ok: false });
   });

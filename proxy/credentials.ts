@@ -28,7 +28,14 @@ export interface CredentialOptions {
   tenantClaim?: string;
 }
 
-export type AuthResult = { ok: true; tenant: string | undefined } | { ok: false; message: string };
+export type AuthResult =
+  | {
+      ok: true;
+      tenant: string | undefined;
+      /** The verified JWT's claims, when a JWT named the tenant (read by `--policy`'s envelope). */
+      claims?: Readonly<Record<string, unknown>>;
+    }
+  | { ok: false; message: string };
 
 /**
  * Reads an API key file: `{"keys": {"sk-...": "tenant-a", ...}}`.
@@ -105,8 +112,8 @@ function tenantOfClaims(policy: AuthPolicy, r: JwtResult, o: CredentialOptions):
   if (policy === 'optional') return { ok: true, tenant: undefined };
   const name = o.tenantClaim ?? 'sub';
   const claim = r.claims[name];
-  if (typeof claim === 'string' && claim !== '') return { ok: true, tenant: claim };
-  if (typeof claim === 'number') return { ok: true, tenant: String(claim) };
+  if (typeof claim === 'string' && claim !== '') return { ok: true, tenant: claim, claims: r.claims };
+  if (typeof claim === 'number') return { ok: true, tenant: String(claim), claims: r.claims };
   return { ok: false, message: `token has no ${name} claim` };
 }
 

@@ -45,6 +45,12 @@ export class Exchange implements LifeHooks {
   outputTokens: number | null = null;
   /** The backend leg while it runs (cut when the client goes away). */
   backend: Abortable | null = null;
+  /** Verified credential claims (JWT claims; `sub` for an API key), when the credential named a tenant. */
+  claims: Readonly<Record<string, unknown>> | undefined;
+  /** Headers the proxy sets on the backend request, flat `[name, value, ...]` (lower-case), replacing the client's. */
+  backendHeaders: string[] | null = null;
+  /** The policy's decision-log object (`--policy`), or null. */
+  policyLog: Record<string, unknown> | null = null;
   #logged = false;
 
   /**
@@ -131,7 +137,9 @@ export class Exchange implements LifeHooks {
       duration_ms: round(nowMs - this.arrivedMs),
       prompt_tokens: this.promptTokens,
       output_tokens: this.outputTokens,
-    };
+      // Only with --policy: the envelope, each field's source and the disposition.
+      ...(this.policyLog === null ? {} : { policy: this.policyLog }),
+    } as DecisionRecord;
   }
 }
 

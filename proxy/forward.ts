@@ -15,7 +15,7 @@ import { type BackendPools, isBackendTimeout, onReusedSocket, type Target } from
 import { directSocket, writeFramedChunk } from './chunked-writer.js';
 import type { Exchange } from './exchange.js';
 import { endResponse, writeChunk, writeHead } from './http-util.js';
-import { backendRequestHead, clientResponseHead, flatToMap } from './leg-headers.js';
+import { backendRequestHead, clientResponseHead, flatToMap, withHeaders } from './leg-headers.js';
 import type { AnyResponse } from './listener.js';
 import type { LiveLeg, LiveLegs } from './live-legs.js';
 import { FirstDataWatch, UsageTail } from './sse.js';
@@ -64,6 +64,8 @@ export interface LegContext {
 /** A started leg, as the exchange sees it: it can be cut when the client goes away. */
 export interface Abortable {
   abort(): void;
+  /** The endpoint the leg runs to, when it is a backend leg. */
+  readonly endpointId?: string;
 }
 
 class Leg implements Dispatcher.DispatchHandler, Abortable, LiveLeg {
@@ -98,11 +100,14 @@ class Leg implements Dispatcher.DispatchHandler, Abortable, LiveLeg {
     const t = this.target;
     ex.backend = this;
     this.cx.live.add(this);
-    const headers = backendRequestHead(
-      ex.req.rawHeaders,
-      t.port === 80 ? t.host : `${t.host}:${t.port}`,
-      ex.req.socket?.remoteAddress,
-      ex.body !== null,
+    const headers = withHeaders(
+      backendRequestHead(
+        ex.req.rawHeaders,
+        t.port === 80 ? t.host : `${t.host}:${t.port}`,
+        ex.req.socket?.remoteAddress,
+        ex.body !== null,
+      ),
+      ex.backendHeaders,
     );
     let body: Buffer | PassThrough | null = ex.body;
     if (body === null) {

@@ -31,6 +31,8 @@ import type { AnyRequest, AnyResponse } from './listener.js';
 import { LiveLegs } from './live-legs.js';
 import { openAiError } from './openai-error.js';
 import { decodeBody, runPrefill } from './pd.js';
+import type { PolicyAnswer } from './policy/http-mapping.js';
+import { DEFERRED_PATH, type PolicyOwner, type ProxyPolicy } from './policy/proxy-policy.js';
 import { normaliseTarget, type TargetResult } from './request-target.js';
 import { watchSocket } from './socket-watch.js';
 
@@ -89,6 +91,8 @@ export interface HandlerDeps {
   bodyBudget: BodyBudget;
   /** Called with every finished exchange's record. */
   onRecord?(r: DecisionRecord): void;
+  /** The policy layer (`--policy`), or null: read per request, so a proxy without one pays nothing. */
+  policy?: () => ProxyPolicy | null;
   /** Told of an error that escaped an exchange's code (that exchange was failed 500). @default a line on stderr */
   onInternalError?(err: unknown, service: string, req: AnyRequest): void;
 }
@@ -109,7 +113,7 @@ export const exchangeHost: GateHost = {
 const INTERNAL_ERROR = { error: 'internal_error', message: 'the proxy failed this request; see its log' };
 
 /** Handles the requests of one service. */
-export class RequestHandler implements ExchangeOwner, LegOwner {
+export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
   readonly #legs: LegContext;
 
   constructor(
@@ -204,6 +208,12 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
       return;
     }
     ex.tenant = auth.tenant;
+    if (auth.tenant !== undefined) ex.claims = auth.claims ?? {};
+    const policy = d.policy?.() ?? null;
+    if (policy !== null && ex.path.startsWith(DEFERRED_PATH)) {
+      this.#deferredStatus(ex, policy);
+      return;
+    }
     const len = declaredLength(req.headers, protocol, endedWithHeaders(req));
     if (len !== null && len > d.maxBodyBytes) {
       ex.decision = 'rejected';
@@ -259,6 +269,66 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   #decide(ex: Exchange): void {
+    const policy = ex.inference && ex.policyLog === null ? (this.deps.policy?.() ?? null) : null;
+    if (policy !== null) {
+      policy.submit(ex, this, policy.claimsOf(ex));
+      return;
+    }
+    this.#gateDecide(ex);
+  }
+
+  /** `GET`/`HEAD`/`DELETE /sluice/deferred/ID`: a deferred request's status, for its own tenant only. */
+  #deferredStatus(ex: Exchange, policy: ProxyPolicy): void {
+    ex.decision = 'bypass';
+    ex.reason = 'policy_status';
+    const m = /^\/sluice\/deferred\/([A-Za-z0-9_-]{1,128})$/.exec(ex.path);
+    const method = ex.method;
+    const close =
+      declaredLength(ex.req.headers, ex.protocol, endedWithHeaders(ex.req)) === 0
+        ? {}
+        : { Connection: 'close' };
+    if (m === null) {
+      ex.error = 'policy_deferred_not_found';
+      this.#answer(ex, 404, { error: ex.error, message: 'not a deferred request id' }, 'completed', close);
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'DELETE') {
+      ex.error = 'method_not_allowed';
+      this.#answer(ex, 405, { error: ex.error, allowed: 'GET, HEAD, DELETE' }, 'completed', {
+        ...close,
+        Allow: 'GET, HEAD, DELETE',
+      });
+      return;
+    }
+    const a = policy.status(method, m[1]!, policy.claimsOf(ex));
+    ex.error = a.error === '' ? null : a.error;
+    this.#answer(ex, a.status, a.body, 'completed', { ...a.headers, ...close });
+  }
+
+  /** The policy gave `ex` its seats: on to the rule's gate. */
+  policyRun(ex: Exchange): void {
+    this.#guard(ex, () => {
+      if (!ex.gone) this.#gateDecide(ex);
+    });
+  }
+
+  /** The policy answers `ex` itself. */
+  policyAnswer(ex: Exchange, a: PolicyAnswer, outcome: RequestOutcome): void {
+    this.#guard(ex, () => {
+      if (ex.gone) return;
+      ex.decision =
+        a.status === 202
+          ? 'bypass'
+          : a.error.startsWith('policy_invalid') || a.error === 'policy_body_unread'
+            ? 'rejected'
+            : 'refuse';
+      ex.reason = a.error;
+      ex.error = a.status === 202 ? null : a.error;
+      this.#answer(ex, a.status, a.body, outcome, a.headers);
+    });
+  }
+
+  #gateDecide(ex: Exchange): void {
     const d = this.dialect.admit(
       {
         inference: ex.inference,
@@ -317,6 +387,15 @@ export class RequestHandler implements ExchangeOwner, LegOwner {
   }
 
   over(ex: Exchange, gone: boolean): void {
+    const policy = this.deps.policy?.() ?? null;
+    if (policy !== null) {
+      const outcome = gone ? (ex.outcome === 'failed' ? 'failed' : 'cancelled') : (ex.outcome ?? 'completed');
+      try {
+        policy.ended(ex, outcome, ex.res.headersSent ? ex.res.statusCode : 0);
+      } catch (err) {
+        this.#report(err, ex.service, ex.req);
+      }
+    }
     if (gone) {
       const failed = ex.outcome === 'failed';
       this.#record(ex, failed ? 'failed' : 'cancelled', ex.res.headersSent ? ex.res.statusCode : 0);

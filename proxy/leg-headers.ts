@@ -69,6 +69,21 @@ export function backendRequestHead(
   return dropConnectionNamed(out, conn);
 }
 
+/**
+ * `head` (flat, lower-case names) with `extra`'s headers in place of any of the same names
+ * (the proxy's own, e.g. the policy's remaining deadline, which a client cannot set); `head` itself
+ * when `extra` is null.
+ */
+export function withHeaders(head: string[], extra: readonly string[] | null): string[] {
+  if (extra === null || extra.length === 0) return head;
+  const names = new Set<string>();
+  for (let i = 0; i < extra.length; i += 2) names.add(extra[i]!);
+  const out: string[] = [];
+  for (let i = 0; i < head.length; i += 2) if (!names.has(head[i]!)) out.push(head[i]!, head[i + 1]!);
+  out.push(...extra);
+  return out;
+}
+
 /** The relayed response head, and whether the response is an event stream. */
 export interface ResponseHead {
   /** Flat `[name, value, ...]`, names lower-cased. */

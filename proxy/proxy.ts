@@ -9,7 +9,11 @@ import {
   type ApplyResult,
   collect,
   Gate,
+  isPolicyError,
   type MaintenanceView,
+  POLICY_ERROR_CODE,
+  type PolicyDocument,
+  type PolicySwapReport,
   parseRule,
   type RuleView,
   renderPrometheus,
@@ -27,6 +31,8 @@ import { DEFAULT_MAX_JSON_DEPTH } from './json-bounds.js';
 import { ServiceListener } from './listener.js';
 import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
+import { SqliteDeferStore } from './policy/defer-sqlite.js';
+import { PolicyDeferStoreMissing, ProxyPolicy } from './policy/proxy-policy.js';
 import { RuleDialect } from './rule-dialect.js';
 
 /** Limits of the client side. */
@@ -94,6 +100,28 @@ export interface ProxyOptions {
    * decision log's durations are in the engines' time, as in a simulation. @default 1
    */
   timeScale?: number;
+  /**
+   * The policy layer (`--policy FILE`, `--defer-db FILE`): the file's text and name; a class that
+   * defers needs `deferDb`. Without it no request pays for a policy.
+   */
+  policy?: {
+    text: string;
+    fileName: string;
+    deferDb?: string;
+    deferSync?: 'FULL' | 'NORMAL';
+    drainPeriodMs?: number;
+  };
+}
+
+/** What GET /sluice/policy answers. */
+export interface PolicyView {
+  version: number;
+  /** The file the policy came from, or `PUT /sluice/policy`. */
+  source: string;
+  classes: string[];
+  /** The --defer-db file, or `memory`. */
+  defer_store: string;
+  document: PolicyDocument;
 }
 
 interface Service {
@@ -117,6 +145,8 @@ export class LoxiProxy implements Controller {
   readonly limits: ClientLimits;
   /** Bytes of request bodies being read before their decision. */
   readonly bodyBudget: BodyBudget;
+  /** The policy layer, or null without --policy. */
+  readonly policy: ProxyPolicy | null;
   readonly #services = new Map<string, Service>();
   readonly #o: ProxyOptions;
   readonly #admin: AdminServer;
@@ -143,6 +173,18 @@ export class LoxiProxy implements Controller {
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
     this.bodyBudget = new BodyBudget(this.limits.bodyMemoryBytes);
     this.audit = new AuditLog(o.audit);
+    this.policy =
+      o.policy === undefined
+        ? null
+        : new ProxyPolicy({
+            text: o.policy.text,
+            fileName: o.policy.fileName,
+            ...(o.policy.deferDb === undefined ? {} : { deferDb: o.policy.deferDb }),
+            ...(o.policy.deferSync === undefined ? {} : { deferSync: o.policy.deferSync }),
+            ...(o.policy.drainPeriodMs === undefined ? {} : { drainPeriodMs: o.policy.drainPeriodMs }),
+            target: (service) => this.#policyTarget(service),
+            warn,
+          });
     this.#admin = new AdminServer(this, {
       host: o.adminHost ?? '127.0.0.1',
       port: o.adminPort ?? 11111,
@@ -160,6 +202,12 @@ export class LoxiProxy implements Controller {
   /** The admin listener's port. */
   get adminPort(): number {
     return this.#admin.port;
+  }
+
+  /** An endpoint of the service labelled `service` for a deferred request's replay, or null. */
+  #policyTarget(service: string) {
+    for (const s of this.#services.values()) if (s.dialect.service === service) return s.dialect.pick();
+    return null;
   }
 
   /** The listening port of rule `key` (undefined when it has none). */
@@ -256,6 +304,7 @@ export class LoxiProxy implements Controller {
       maxJsonDepth: this.limits.maxJsonDepth,
       bodyTimeoutMs: this.limits.bodyTimeoutMs,
       bodyBudget: this.bodyBudget,
+      ...(this.policy === null ? {} : { policy: () => this.policy }),
       onRecord: (r: Parameters<ProxyCounters['record']>[0]) => {
         this.counters.record(r);
         this.audit.record(r);
@@ -317,14 +366,53 @@ export class LoxiProxy implements Controller {
     return this.gate.maintenance();
   }
 
+  /** GET /sluice/policy: the policy in force. */
+  policyView(): PolicyView | null {
+    const p = this.policy;
+    if (p === null) return null;
+    return {
+      version: p.version,
+      source: p.source.fileName,
+      classes: p.policy.classes.map((c) => c.name),
+      defer_store: p.store instanceof SqliteDeferStore ? p.store.file : 'memory',
+      document: p.policy.document,
+    };
+  }
+
+  /**
+   * PUT /sluice/policy: replaces the policy at once with the document `body` (JSON, the policy
+   * file's shape). A refused one leaves the old one in force.
+   * @throws AdminError 409 without --policy; 400 SLUICE_E_POLICY naming the field
+   */
+  policySwap(body: unknown): { version: number; report: PolicySwapReport } {
+    const p = this.policy;
+    if (p === null)
+      throw new AdminError(
+        409,
+        'SLUICE_E_POLICY_OFF',
+        'policy',
+        'the proxy runs without a policy: start it with --policy FILE to swap one at runtime',
+      );
+    try {
+      return p.swap(JSON.stringify(body, null, 2), 'PUT /sluice/policy');
+    } catch (err) {
+      if (isPolicyError(err))
+        throw new AdminError(400, POLICY_ERROR_CODE, err.issues[0]?.path ?? 'policy', err.message);
+      if (err instanceof PolicyDeferStoreMissing) throw new AdminError(400, err.code, 'classes', err.message);
+      throw err;
+    }
+  }
+
   metricsText(): string {
-    return renderPrometheus([
-      ...collect(this.gate),
-      ...valveFamilies(this.valve),
-      ...this.monitor.collect(),
-      ...counterFamilies(this.counters),
-      ...decisionLogFamilies(this.#o.decisionLog ?? null),
-    ]);
+    return (
+      renderPrometheus([
+        ...collect(this.gate),
+        ...valveFamilies(this.valve),
+        ...this.monitor.collect(),
+        ...counterFamilies(this.counters),
+        ...decisionLogFamilies(this.#o.decisionLog ?? null),
+      ]) + (this.policy === null ? '' : this.policy.metrics())
+    );
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -335,8 +423,11 @@ export class LoxiProxy implements Controller {
 
   /** Stops everything: listeners (after `graceMs`), admin, telemetry, timers. */
   async close(graceMs = 0): Promise<void> {
+    // Waiters of the policy's queues are answered 503 first; deferred items stay in the store.
+    this.policy?.stop();
     await Promise.all([...this.#services.values()].map((s) => s.listener?.close(graceMs)));
     this.#services.clear();
+    await this.policy?.close(graceMs);
     await this.#admin.close();
     this.monitor.dispose();
     this.audit.dispose();

@@ -1,18 +1,18 @@
 /**
  * `sluice proxy --smg`: the same gate core shaped as SMG's admission
- * control. One listener in front of `--worker-urls`; SMG's inference routes
- * gated (every protocol may wait; the body is not read until admission),
- * the rest bypassed; a permit held to the last byte of a response, or until
- * `--request-timeout-secs` ends a stalled one; SMG's error format and `smg_*`
+ * control. One listener in front of `--worker-urls`; every route gated but
+ * the ones SMG names as bypassing (health, listing, admin, worker management;
+ * an unknown route or a case variant is gated: the safe rule), every protocol
+ * may wait and the body is not read until admission; a permit held to the
+ * last byte of a response, or until `--request-timeout-secs` ends a stalled one; SMG's error format and `smg_*`
  * metrics (`smg_http_*` included) on `GET /metrics` of the same port.
  */
 import type http from 'node:http';
 import {
   type GateHost,
-  isInferencePath,
+  isSmgBypassPath,
   type Refusal,
   renderPrometheus,
-  SMG_INFERENCE_PATHS,
   SMG_RETRY_AFTER_S,
   SmgGate,
   type SmgSettings,
@@ -96,8 +96,9 @@ class SmgDialect implements Dialect {
     readonly metrics: () => string,
     readonly deadlines: RequestDeadlines,
   ) {}
+  /** Gated unless SMG names the route as bypassing (`isSmgBypassPath`), on the normalised path. */
   isInference(path: string): boolean {
-    return isInferencePath(path, SMG_INFERENCE_PATHS);
+    return !isSmgBypassPath(path);
   }
   authenticate() {
     return { ok: true as const, tenant: undefined };
@@ -205,6 +206,7 @@ export class SmgProxy {
       (_key, id) => ref.handler?.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.monitor.sync([{ key: SERVICE, service: SERVICE, adaptive: false, gated: true, endpoints: workers }]);
+    this.deadlines.onWorkerTimeout = (id) => this.monitor.legFailed(SERVICE, id);
     const limits = { ...DEFAULT_LIMITS, ...o.limits };
     const dialect = new SmgDialect(this.smg, workers, this.monitor, () => this.metricsText(), this.deadlines);
     const handler = new RequestHandler(dialect, {

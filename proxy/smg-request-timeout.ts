@@ -5,8 +5,9 @@
  * a queued request's turn, or a bypass), not from its arrival: queue time
  * is bounded by `--queue-timeout-secs`. Past it, a request whose response
  * has not started is answered 504 `request_timeout` in SMG's error format; a
- * response already streaming is cut. Either way the backend leg is aborted
- * and the permit released at once.
+ * response already streaming is cut. Either way the backend leg is aborted,
+ * the permit released at once, and the timeout counted as a failure of that
+ * worker by its circuit breaker.
  */
 import type { RealClock } from './clock.js';
 import type { Exchange } from './exchange.js';
@@ -42,6 +43,11 @@ export function requestTimeoutResponse(timeoutSecs: number): RefusalResponse {
 export class RequestDeadlines {
   /** Requests ended by the timeout. */
   expired = 0;
+  /**
+   * Told the worker of each request the timeout ended, as a failure against its circuit breaker
+   * (SMG counts a failed request to a worker, a timeout included, against that worker's breaker).
+   */
+  onWorkerTimeout: ((endpointId: string) => void) | null = null;
   readonly #armed = new WeakSet<Exchange>();
 
   /**
@@ -65,7 +71,9 @@ export class RequestDeadlines {
   #expire(ex: Exchange): void {
     if (ex.life.over || ex.gone || ex.res.writableEnded) return;
     this.expired++;
+    const worker = ex.backend?.endpointId;
     ex.backend?.abort();
+    if (worker !== undefined) this.onWorkerTimeout?.(worker);
     ex.reason = 'request_timeout';
     ex.error = SMG_REQUEST_TIMEOUT_CODE;
     ex.release();

@@ -101,6 +101,10 @@ const summaryShape = z.looseObject({
   // Summaries written before TPOT was reported have neither field.
   tpot_ms: percentiles.default({ count: 0, p50: 0, p95: 0, p99: 0, max: 0, mean: 0 }),
   output_tokens_per_s: z.number().nullable().default(null),
+  // Summaries written before ITL was reported have neither field (the report then says ITL
+  // was not measured; the request throughput is throughput_rps, which they have).
+  itl_ms: percentiles.nullable().optional(),
+  request_throughput_per_s: z.number().optional(),
   queue_wait_ms: percentiles,
   max_inflight: z.number(),
   max_queued: z.number(),

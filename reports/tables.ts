@@ -76,6 +76,15 @@ export function summaryTable(s: RunSummary, seconds: readonly SecondRow[] = []):
     ['shed rate', pct(s.shed_rate)],
     ['TTFT p50 / p95 / p99', p(s.ttft_ms)],
     ['TPOT (time per output token) p50 / p95 / p99', s.tpot_ms.count === 0 ? 'not measured' : p(s.tpot_ms)],
+    [
+      'ITL (inter-token latency) p50 / p95 / p99',
+      // A summary written before ITL was reported has no itl_ms.
+      s.itl_ms === null || s.itl_ms === undefined
+        ? 'not measured'
+        : s.itl_ms.count === 0
+          ? 'no streamed tokens'
+          : p(s.itl_ms),
+    ],
     ['end to end p50 / p95 / p99', p(s.e2e_ms)],
     ['queue wait p50 / p95 / p99', p(s.queue_wait_ms)],
     [`peak in flight · ceiling${whole}`, `${num(w.max_inflight)} · ${limit(s.ceilings.max_outstanding)}`],

@@ -160,7 +160,18 @@ describe('retries, deadlines, streams', () => {
       expect(Number(q.ttft_ms)).toBeLessThan(250);
       expect(Number(q.e2e_ms)).toBeGreaterThanOrEqual(230);
       expect(q.good).toBe(true);
+      // TPOT from the record's own times; the emulator spaces tokens 30 ms apart.
+      expect(q.tpot_ms).toBe(Math.round(((Number(q.e2e_ms) - Number(q.ttft_ms)) / 4) * 1000) / 1000);
+      expect(Number(q.tpot_ms)).toBeGreaterThanOrEqual(25);
+      expect(Number(q.tpot_ms)).toBeLessThan(80);
     }
+    // The summary's ITL counts the driver's gaps (no warm-up here): four per five-token stream.
+    const itl = r.summary.itl_ms!;
+    expect(itl.count).toBe(r.itl_ms.count);
+    expect(itl.max).toBe(r.itl_ms.max);
+    expect(itl.p50).toBeGreaterThanOrEqual(25);
+    expect(itl.p50).toBeLessThan(80);
+    expect(r.summary.tpot_ms.count).toBe(2);
     expect(r.itl_ms.count).toBe(8);
     expect(r.itl_ms.p50).toBeGreaterThanOrEqual(25);
     expect(r.itl_ms.p50).toBeLessThan(80);

@@ -67,7 +67,7 @@ export interface LoadOptions {
 export interface LoadResult {
   summary: RunSummary;
   schedule: ScheduleReport;
-  /** Inter-token gaps over every completed stream, ms. */
+  /** Inter-token gaps over every completed stream, ms, warm-up included (the summary's `itl_ms` leaves it out). */
   itl_ms: ReturnType<typeof percentiles>;
   /** Attempts sent per protocol. */
   protocols: { http1: number; h2: number };

@@ -36,6 +36,9 @@ export function toRecord(
         ? 'refuse'
         : 'admit';
   const first = r.facts.firstTokenAtMs;
+  const ttft = first === undefined ? '' : round3(first - d.sentAtMs);
+  const e2e = completed ? round3(r.endAtMs - d.sentAtMs) : '';
+  const generated = left ? 0 : r.generated;
   return {
     id: d.id,
     logical_id: d.logicalId,
@@ -54,10 +57,12 @@ export function toRecord(
     error: ref?.error ?? '',
     endpoint: r.headers[ENDPOINT_HEADER] ?? '',
     queue_wait_ms: ref?.queuedMs === undefined ? '' : round3(ref.queuedMs),
-    ttft_ms: first === undefined ? '' : round3(first - d.sentAtMs),
-    e2e_ms: completed ? round3(r.endAtMs - d.sentAtMs) : '',
+    ttft_ms: ttft,
+    e2e_ms: e2e,
     good,
-    generated_tokens: left ? 0 : r.generated,
+    generated_tokens: generated,
     wasted_tokens: left ? r.generated : 0,
+    // As the simulator computes it (sim/run/requests.ts), from the record's own times.
+    tpot_ms: e2e !== '' && ttft !== '' && generated >= 2 ? round3((e2e - ttft) / (generated - 1)) : '',
   };
 }

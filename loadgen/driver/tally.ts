@@ -10,7 +10,7 @@ import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import { LatencyHistogram } from '../../sim/run/histogram.js';
 import type { RunSummary } from '../../sim/run/records.js';
 import type { RunSink } from '../../sim/run/sinks.js';
-import { RunStats, type SummaryMeta, summarize } from '../../sim/run/stats.js';
+import { gapsFromMs, RunStats, type SummaryMeta, summarize } from '../../sim/run/stats.js';
 import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
 import type { AttemptResult } from './attempt.js';
 import { toRecord } from './record.js';
@@ -69,7 +69,8 @@ export class LoadTally {
         });
     const rec = toRecord(d, r, verdict.outcome, verdict.good);
     if (rec.outcome === 'in_system') rec.e2e_ms = '';
-    this.#stats.record(rec);
+    // The gaps between the SSE events that carried text, as the client read them (see RunSummary.itl_ms).
+    this.#stats.record(rec, verdict.outcome === 'completed' ? gapsFromMs(r.facts.gapsMs) : undefined);
     this.#sink.request(rec);
     if (verdict.outcome === 'completed') for (const g of r.facts.gapsMs) this.itl.add(g);
     if (r.end === 'error') this.transportErrors[r.error] = (this.transportErrors[r.error] ?? 0) + 1;

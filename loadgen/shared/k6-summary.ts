@@ -99,7 +99,11 @@ export function summaryFromK6(data: K6SummaryData, plan: K6Plan): RunSummary {
     e2e_ms: trend(data, METRIC.e2e),
     // k6's metrics carry no per-request token counts: TPOT and output tokens/s are not measured.
     tpot_ms: { count: 0, p50: 0, p95: 0, p99: 0, max: 0, mean: 0 },
+    // k6's http module hands the script a response body only when it is complete: every SSE
+    // event of a stream arrives at once, so the gaps between token deliveries are not seen.
+    itl_ms: null,
     output_tokens_per_s: null,
+    request_throughput_per_s: round3(completed / measuredS),
     queue_wait_ms: trend(data, METRIC.queueWait),
     max_inflight: value(data, METRIC.inflight, 'max'),
     max_queued: value(data, METRIC.queued, 'max'),

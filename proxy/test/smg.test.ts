@@ -115,6 +115,29 @@ describe('SMG admission control', () => {
     }
   });
 
+  test('only the routes SMG names bypass: a case variant, an unknown route or an encoded slash waits for a permit like inference', async () => {
+    const p = await smg({ max_concurrent_requests: 1, queue_size: 0 });
+    try {
+      const stream = infer(p.port, { stream: true, hold: 600 });
+      expect(await until(() => p.smg.pool.inflight === 1)).toBe(true);
+      for (const path of [
+        '/V1/chat/completions',
+        '/v1/Chat/Completions',
+        '/v1/unknown',
+        '/v1%2Fchat%2Fcompletions',
+      ])
+        expect({ path, status: (await infer(p.port, { path })).status }).toEqual({ path, status: 429 });
+      for (const path of ['/health', '/readiness', '/v1/models', '/get_loads', '/workers/w1'])
+        expect({ path, status: (await infer(p.port, { method: 'GET', path })).status }).toEqual({
+          path,
+          status: 200,
+        });
+      expect((await stream).status).toBe(200);
+    } finally {
+      await p.close();
+    }
+  });
+
   test('/metrics exports smg_http_responses_total{status_code,error_code} and smg_http_inflight_request_age_count{gt,le} in Prometheus text format', async () => {
     const p = await smg({ max_concurrent_requests: 1, queue_size: 0 });
     try {

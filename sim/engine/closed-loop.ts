@@ -1,7 +1,9 @@
 /**
- * A closed-loop benchmark of one simulated engine, shaped like `vllm bench serve
- * --max-concurrency C --request-rate inf`: C clients each send a request, wait for its last
- * token and send the next at once, until `requests` have been sent. A request reaches the
+ * A benchmark of one simulated engine, shaped like `vllm bench serve`: with `--max-concurrency
+ * C --request-rate inf` (a closed loop) C clients each send a request, wait for its last
+ * token and send the next at once, until `requests` have been sent; with a finite
+ * `--request-rate` the requests are due at the client's Poisson or gamma send times
+ * (`arrivals.ts`, an open loop), each still waiting for one of C slots when C is set. A request reaches the
  * engine `apiOverheadMs` after it is sent (the frontend), and its TTFT and end are measured
  * from the send. The figures are vLLM's: TTFT, TPOT = (e2e − TTFT)/(output − 1) per request
  * (requests of one token have none), and output tokens/s = all output tokens over the time
@@ -11,6 +13,7 @@
  * event queue: this is the fidelity harness of the step-time model (`fidelity.ts`).
  */
 import { rngStream } from '../kernel/rng.js';
+import { benchSendTimes } from './arrivals.js';
 import { VllmEngine } from './engine.js';
 import { lognormalStepJitter } from './jitter.js';
 import type { DeploymentProfile } from './profiles.js';
@@ -19,8 +22,12 @@ import type { EngineRequest } from './types.js';
 
 /** The benchmark's workload. */
 export interface ClosedLoopSpec {
-  /** Clients (`--max-concurrency`). */
+  /** Clients (`--max-concurrency`); Infinity = no cap (an open loop without one). */
   readonly concurrency: number;
+  /** `--request-rate`, requests/s; Infinity (the default) = every request due at once. */
+  readonly requestRate?: number;
+  /** `--burstiness`: shape of the gamma gaps between sends (1 = Poisson). @default 1 */
+  readonly burstiness?: number;
   /** Requests sent in all (`--num-prompts`). */
   readonly requests: number;
   /** Prompt and output lengths of request i (cycled when shorter than `requests`). */
@@ -97,13 +104,34 @@ export function runClosedLoop(profile: DeploymentProfile, spec: ClosedLoopSpec, 
     });
     inFlight.sort((a, b) => a.atEngineMs - b.atEngineMs);
   };
-  for (let c = 0; c < Math.min(spec.concurrency, spec.requests); c++) send(0);
+  const rate = spec.requestRate ?? Number.POSITIVE_INFINITY;
+  const due =
+    rate === Number.POSITIVE_INFINITY
+      ? undefined
+      : benchSendTimes(spec.requests, rate, spec.burstiness ?? 1, rngStream(seed, 'bench.arrivals'));
   let done = 0;
+  // Sends whose due time has come while a slot is free, at `nowMs` (no later than it).
+  const sendDue = (nowMs: number): void => {
+    while (sent < spec.requests && sent - done < spec.concurrency) {
+      const at = due === undefined ? 0 : (due[sent] as number);
+      if (at > nowMs) return;
+      send(nowMs);
+    }
+  };
+  sendDue(0);
   while (done < spec.requests) {
     const nextArrival = inFlight.length > 0 ? (inFlight[0] as Req).atEngineMs : Number.POSITIVE_INFINITY;
     const nextStep = engine.nextStepAt() ?? Number.POSITIVE_INFINITY;
+    const nextSend =
+      due !== undefined && sent < spec.requests && sent - done < spec.concurrency
+        ? (due[sent] as number)
+        : Number.POSITIVE_INFINITY;
+    if (nextSend <= nextArrival && nextSend <= nextStep && nextSend !== Number.POSITIVE_INFINITY) {
+      sendDue(nextSend);
+      continue;
+    }
     if (nextArrival === Number.POSITIVE_INFINITY && nextStep === Number.POSITIVE_INFINITY) {
-      throw new Error('internal: closed loop stalled (a request was refused)');
+      throw new Error('internal: benchmark loop stalled (a request was refused)');
     }
     if (nextArrival <= nextStep) {
       const r = inFlight.shift() as Req;
@@ -122,8 +150,8 @@ export function runClosedLoop(profile: DeploymentProfile, spec: ClosedLoopSpec, 
       if (r.outputTokens > 1) tpots.push((nextStep - r.firstMs) / (r.outputTokens - 1));
       outputTokens += r.outputTokens;
       lastEndMs = nextStep;
-      send(nextStep);
     }
+    sendDue(nextStep);
   }
   ttfts.sort((a, b) => a - b);
   tpots.sort((a, b) => a - b);

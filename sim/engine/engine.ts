@@ -17,6 +17,7 @@ import type { EngineLimits } from './profiles.js';
 import { RunAhead } from './run-ahead.js';
 import { RunningBatch, Seq, SeqTimes } from './running-batch.js';
 import { BatchPlan, scheduleBatch } from './scheduler.js';
+import { StepLog } from './step-log.js';
 import type { BatchShape, ColdStart, StepTimeModel } from './step-time.js';
 import { coldStartMultiplier } from './step-time.js';
 import type {
@@ -139,7 +140,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   #acceptedCount = 0;
   readonly #waiting = new Deque<Seq<R>>();
   /** RUNNING; its planned prefix is the batch in flight (while `#inFlightEndMs` is not NaN). */
-  readonly #running = new RunningBatch<R>();
+  readonly #running = new RunningBatch<R>(new StepLog(() => this.#oldestFirstToken()));
   /** The last scheduling pass's shape, admissions and preemptions, reused by every step. */
   readonly #plan = new BatchPlan<R>();
   /** Output tokens a request brings from upstream (1 on a decode-role engine). */
@@ -327,8 +328,11 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const n = ahead.due(nowMs, inclusive);
     if (n === 0) return 0;
     const b = this.#running;
-    const used = b.advanceDecodes(n, this.#cfg.limits.blockSize);
+    const used = b.advanceDecodes(n, this.#cfg.limits.blockSize, this.#completions);
     if (!this.#kv.tryAllocate(used)) throw new Error('internal: a planned step ran out of KV blocks');
+    const log = b.log;
+    const applied = ahead.applied();
+    for (let k = applied - n; k < applied; k++) log.record(ahead.endUs(k));
     const m = this.#metrics;
     this.#ordinal += n;
     m.engineSteps += n;
@@ -489,6 +493,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     const previousMs = this.#lastCompletionMs;
     this.#lastCompletionMs = nowMs;
     const b = this.#running;
+    b.log.record(Math.round(nowMs * US_PER_MS));
     const { seqs, newTokens, computed, numTokens, generated, finishAt, lastTokenStep, lastTokenMs } = b;
     const count = b.planned;
     const firstAt = this.#generatedBefore + 1;
@@ -510,20 +515,22 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       emitted++;
       if (this.#reportTokens) this.#addToken((seqs[i] as Seq<R>).request);
       if (g === firstAt) {
-        this.#firstToken(seqs[i] as Seq<R>, nowMs);
-      } else if (histograms) {
-        const gap = nowMs - (lastTokenStep[i] === completion - 1 ? previousMs : (lastTokenMs[i] as number));
-        if (gap !== gapMs) {
-          if (gapCount > 0) itl.observeMany(gapMs / 1000, gapCount);
-          gapMs = gap;
-          gapCount = 0;
+        this.#firstToken(seqs[i] as Seq<R>, nowMs, completion);
+      } else {
+        const last = lastTokenStep[i] as number;
+        if (last !== completion - 1) (seqs[i] as Seq<R>).addBreak(last, completion);
+        if (histograms) {
+          const gap = nowMs - (last === completion - 1 ? previousMs : (lastTokenMs[i] as number));
+          if (gap !== gapMs) {
+            if (gapCount > 0) itl.observeMany(gapMs / 1000, gapCount);
+            gapMs = gap;
+            gapCount = 0;
+          }
+          gapCount++;
         }
-        gapCount++;
       }
-      if (histograms) {
-        lastTokenStep[i] = completion;
-        lastTokenMs[i] = nowMs;
-      }
+      lastTokenStep[i] = completion;
+      if (histograms) lastTokenMs[i] = nowMs;
       if (g >= (finishAt[i] as number)) {
         this.#finish(i);
         anyFinished = true;
@@ -539,7 +546,8 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     this.#tokens.push(request);
   }
 
-  #firstToken(seq: Seq<R>, nowMs: number): void {
+  #firstToken(seq: Seq<R>, nowMs: number, completion: number): void {
+    seq.firstTokenStep = completion;
     const m = this.#metrics;
     if (this.#firstTokens === NONE) this.#firstTokens = this.#freshList(this.#reused?.firstTokens);
     this.#firstTokens.push(seq.request);
@@ -549,6 +557,25 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       t.firstTokenMs = nowMs;
       m.ttft.observe((nowMs - t.arrivalMs) / 1000);
     }
+  }
+
+  /**
+   * The oldest completion a held request may still read from the step log: the earliest first
+   * token among the held requests that have one (Infinity when none has).
+   */
+  #oldestFirstToken(): number {
+    let oldest = Number.POSITIVE_INFINITY;
+    const b = this.#running;
+    for (let i = 0; i < b.length; i++) {
+      const f = (b.seqs[i] as Seq<R>).firstTokenStep;
+      if (f >= 0 && f < oldest) oldest = f;
+    }
+    const w = this.#waiting;
+    for (let i = 0; i < w.length; i++) {
+      const f = (w.at(i) as Seq<R>).firstTokenStep;
+      if (f >= 0 && f < oldest) oldest = f;
+    }
+    return oldest;
   }
 
   /** Retires RUNNING entry `i`, which emitted its last token; it leaves RUNNING in `dropFinished`. */

@@ -19,7 +19,11 @@
  * - Step overhead 0.6 ms (8B) / 1.0 ms (70B), per-sequence GPU work 5 µs: BLIS β₅–β₇ (per-step
  *   126 µs, per-layer 32 µs, per-request 4 µs) as an upper bound, then fit.
  * - Host work per sequence 0.7 ms: fitted to InferenceBench c = 16 and 64 (TPOT 10.94 and
- *   46.91 ms, output flat at 1.38k / 1.31k tokens/s: the host-bound plateau). The vLLM blog
+ *   46.91 ms, output flat at 1.38k / 1.31k tokens/s: the host-bound plateau). Kept (decision
+ *   in docs/decisions.md): `sluice calibrate` fits it again from the same sweep's result files
+ *   at 0.68-0.70 ms (`sim/engine/calibrate.test.ts` pins it within 10% of 0.7), and it is a
+ *   fitted term of every calibrated profile file (`hostPerSeqMs`), so a deployment whose host
+ *   is faster or slower gets its own value from its own results. The vLLM blog
  *   "vLLM v0.6.0: 2.7x Throughput Improvement and 5x Latency Reduction" (2024-09-05,
  *   https://blog.vllm.ai/2024/09/05/perf-update.html) measured API server plus scheduling at
  *   62% of Llama-3-8B's time on one H100: the host, not the GPU, bounds small models. The same

@@ -149,6 +149,16 @@ export class RunAhead {
     return n;
   }
 
+  /** Batches applied so far (the index of the one in flight). */
+  applied(): number {
+    return this.#done;
+  }
+
+  /** When planned batch `index` ends, µs (an integer). */
+  endUs(index: number): number {
+    return this.#ends[index] as number;
+  }
+
   /** When the batch now in flight started: the completion time of the last applied batch, ms. */
   lastAppliedStartMs(): number {
     return (this.#ends[this.#done - 1] as number) / US_PER_MS;

@@ -13,7 +13,8 @@
  * here too (`newTokens`, with `planned` entries): removing an entry keeps them aligned.
  */
 import type { RequestTimes } from './metrics.js';
-import type { EngineRequest, RequestProgress } from './types.js';
+import type { StepLog } from './step-log.js';
+import type { EngineRequest, GapSink, RequestProgress } from './types.js';
 
 /**
  * A request's timestamps (ms), kept only by an engine with request histograms: the others
@@ -50,8 +51,15 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
    * step has to count every sequence's computed tokens twice.
    */
   computeOffset: number;
-  /** The engine's completion count when the request last emitted. */
+  /** The engine's completion count when the request last emitted (stale while running). */
   lastTokenStep = -1;
+  /** The engine's completion count when the request first emitted on it; -1 before. */
+  firstTokenStep = -1;
+  /**
+   * Where its emissions skipped completions (a preemption, a step it was left out of): pairs
+   * (last completion before, first after), oldest first; null while there is none.
+   */
+  breaks: number[] | null = null;
   preemptions = 0;
   /** Its place among the requests the engine accepted (submit order). */
   order = 0;
@@ -87,6 +95,34 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
     this.numComputedTokens = 0;
   }
 
+  /** Notes that the request emitted at completion `at` after last emitting at `last` < at − 1. */
+  addBreak(last: number, at: number): void {
+    if (this.breaks === null) this.breaks = [];
+    this.breaks.push(last, at);
+  }
+
+  /** See {@link RequestProgress.tokenGaps}: read from the engine's {@link StepLog}. */
+  tokenGaps(sink: GapSink): number {
+    const first = this.firstTokenStep;
+    if (first < 0) return Number.NaN;
+    const b = this.batch;
+    const log = b.log;
+    const last = this.running ? (b.lastTokenStep[b.indexOf(this)] as number) : this.lastTokenStep;
+    let from = first;
+    const br = this.breaks;
+    if (br !== null) {
+      for (let j = 0; j < br.length; j += 2) {
+        const before = br[j] as number;
+        const after = br[j + 1] as number;
+        log.gaps(from, before, sink);
+        sink.addUs(log.gapUs(before, after));
+        from = after;
+      }
+    }
+    log.gaps(from, last, sink);
+    return log.atMs(first);
+  }
+
   /** Output tokens emitted by this engine (live while running). */
   get emittedTokens(): number {
     const g = this.running ? (this.batch.generated[this.batch.indexOf(this)] as number) : this.generated;
@@ -97,6 +133,8 @@ export class Seq<R extends EngineRequest> implements RequestProgress {
 const INITIAL_CAPACITY = 32;
 
 export class RunningBatch<R extends EngineRequest> {
+  /** The engine's step completion times, which its sequences' token gaps are read from. */
+  constructor(readonly log: StepLog) {}
   /** Running sequences. */
   length = 0;
   /** Entries `[0, planned)` are the batch in flight (or being formed). */
@@ -150,12 +188,14 @@ export class RunningBatch<R extends EngineRequest> {
   }
 
   /**
-   * Entry `i` finished: copies back only its output count (what {@link Seq.emittedTokens}
-   * reads), leaving the sequence's other counters stale. It leaves RUNNING in `dropFinished`.
+   * Entry `i` finished: copies back only its output count and last emission (what
+   * {@link Seq.emittedTokens} and {@link Seq.tokenGaps} read), leaving the sequence's other
+   * counters stale. It leaves RUNNING in `dropFinished`.
    */
   retire(i: number): Seq<R> {
     const seq = this.seqs[i] as Seq<R>;
     seq.generated = this.generated[i] as number;
+    seq.lastTokenStep = this.lastTokenStep[i] as number;
     seq.running = false;
     return seq;
   }
@@ -202,13 +242,19 @@ export class RunningBatch<R extends EngineRequest> {
 
   /**
    * Applies `steps` decode steps to every entry, with the KV blocks each following pass
-   * allocates (room for one more token than computed).
+   * allocates (room for one more token than computed): completions `completedBefore + 1` to
+   * `completedBefore + steps`, at each of which every entry emits a token.
    * @returns the blocks newly allocated, which the caller takes from the pool
    */
-  advanceDecodes(steps: number, blockSize: number): number {
+  advanceDecodes(steps: number, blockSize: number, completedBefore: number): number {
     let allocated = 0;
-    const { computed, generated, numTokens, blocks } = this;
+    const { computed, generated, numTokens, blocks, lastTokenStep } = this;
+    const lastStep = completedBefore + steps;
     for (let i = 0; i < this.length; i++) {
+      // Every entry emits at each of these completions: a break only if it sat out the one before.
+      const last = lastTokenStep[i] as number;
+      if (last !== completedBefore) (this.seqs[i] as Seq<R>).addBreak(last, completedBefore + 1);
+      lastTokenStep[i] = lastStep;
       const c = (computed[i] as number) + steps;
       computed[i] = c;
       generated[i] = (generated[i] as number) + steps;

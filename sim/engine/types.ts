@@ -85,6 +85,20 @@ export interface RequestProgress {
    * in a restart.
    */
   readonly emittedTokens: number;
+  /**
+   * Hands `sink` the gaps (whole µs) between this engine's consecutive emissions of the
+   * request's tokens, in order, and returns when it emitted the first of them (ms; NaN when
+   * none). Read it when the request finishes on this engine, before the engine steps again: the
+   * engine keeps the times of its steps only while a request it holds may need them. Absent
+   * from an engine that does not time tokens one by one.
+   */
+  tokenGaps?(sink: GapSink): number;
+}
+
+/** Receives inter-token gaps. */
+export interface GapSink {
+  /** One gap, in whole microseconds (≥ 0). */
+  addUs(us: number): void;
 }
 
 /** What one `step(nowMs)` call did. */

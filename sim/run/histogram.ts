@@ -43,7 +43,11 @@ export class LatencyHistogram {
   /** The q-quantile (0..1), ms: the upper edge of its bucket, never above the maximum; NaN when empty. */
   quantile(q: number): number {
     if (this.count === 0) return Number.NaN;
-    const rank = Math.max(1, Math.ceil(q * this.count));
+    return this.atRank(Math.max(1, Math.ceil(q * this.count)));
+  }
+
+  /** The `rank`-th smallest value (1-based, at most `count`), ms, as {@link quantile} bounds it. */
+  atRank(rank: number): number {
     let seen = 0;
     const dense = this.#dense;
     for (let k = 0; k < dense.length; k++) {
@@ -71,6 +75,90 @@ function bucketOf(v: number): number {
 function upperEdge(b: number): number {
   if (b < LINEAR_BUCKETS) return (b + 1) * LINEAR_STEP_MS;
   return LINEAR_LIMIT_MS * GROWTH ** (b - LINEAR_BUCKETS + 1);
+}
+
+/** Mantissa bits kept by {@link MicrosecondHistogram}: buckets 1/1024 of their value wide. */
+const MANTISSA_BITS = 10;
+const SUB = 1 << MANTISSA_BITS;
+/** Values from 2^31 µs (about 36 min) up are counted in log buckets. */
+const EXACT_LIMIT_US = 2 ** 31;
+/** Buckets below {@link EXACT_LIMIT_US}: whole µs below 1,024, then 1,024 per octave. */
+const US_BUCKETS = (31 - MANTISSA_BITS + 1) * SUB;
+
+/**
+ * A histogram of whole microseconds for values counted by the million (inter-token gaps), with
+ * no logarithm per value: below 1,024 µs every µs is a bucket, above it each octave has 1,024
+ * buckets (the value's top ten bits after the leading one), so a bucket is at most 1/1024
+ * (≈ 0.1 %) of its values wide. The counts of the gaps a run sees (5 to 200 ms: eight
+ * octaves, 64 KiB) stay in cache; a bucket per µs did not (a cache miss per value). Values of
+ * 2^31 µs (≈ 36 min) and more go to a {@link LatencyHistogram}. A percentile is the upper edge
+ * of the nearest-rank sample's bucket, capped at the maximum: never below the sample, at most
+ * 0.1 % above it, and exact below 1.024 ms.
+ */
+export class MicrosecondHistogram {
+  readonly #counts = new Float64Array(US_BUCKETS);
+  readonly #over = new LatencyHistogram();
+  count = 0;
+  /** Sum and largest of the values, µs. */
+  #sumUs = 0;
+  #maxUs = 0;
+
+  /** Adds a value in ms, rounded to the µs (negative values count as 0). */
+  add(ms: number): void {
+    this.addUs(Math.round(ms * 1000));
+  }
+
+  /** Adds a value in whole µs (negative values count as 0). */
+  addUs(us: number): void {
+    // biome-ignore lint/complexity/useMathMinMax: a NaN counts as 0 here, where Math.max would keep it
+    const v = us > 0 ? us : 0;
+    if (v < EXACT_LIMIT_US) {
+      const b = bucketOfUs(v);
+      this.#counts[b] = (this.#counts[b] as number) + 1;
+    } else {
+      this.#over.add(v / 1000);
+    }
+    this.count++;
+    this.#sumUs += v;
+    if (v > this.#maxUs) this.#maxUs = v;
+  }
+
+  /** The largest value, ms. */
+  get max(): number {
+    return this.#maxUs / 1000;
+  }
+
+  /** The q-quantile (0..1), ms: the upper edge of the nearest-rank sample's bucket, capped at the maximum; NaN when empty. */
+  quantile(q: number): number {
+    if (this.count === 0) return Number.NaN;
+    const rank = Math.max(1, Math.ceil(q * this.count));
+    let seen = 0;
+    const counts = this.#counts;
+    for (let b = 0; b < US_BUCKETS; b++) {
+      seen += counts[b] as number;
+      if (seen >= rank) return Math.min(upperEdgeUs(b), this.#maxUs) / 1000;
+    }
+    return this.#over.atRank(rank - seen);
+  }
+
+  get mean(): number {
+    return this.count === 0 ? Number.NaN : this.#sumUs / this.count / 1000;
+  }
+}
+
+/** The bucket of a whole number of µs below 2^31. */
+function bucketOfUs(v: number): number {
+  if (v < SUB) return v;
+  const shift = 31 - Math.clz32(v) - MANTISSA_BITS;
+  return (shift + 1) * SUB + ((v >>> shift) - SUB);
+}
+
+/** The largest whole µs in bucket `b`. */
+function upperEdgeUs(b: number): number {
+  if (b < SUB) return b;
+  const shift = Math.floor(b / SUB) - 1;
+  const mantissa = (b % SUB) + SUB;
+  return (mantissa + 1) * 2 ** shift - 1;
 }
 
 /** Rounds to 3 decimals (µs), for stable output. */

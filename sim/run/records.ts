@@ -47,6 +47,12 @@ export interface RequestRecord {
   generated_tokens: number;
   /** Tokens generated after the client had left. */
   wasted_tokens: number;
+  /**
+   * Time per output token after the first (TPOT), ms: (e2e − TTFT) / (generated tokens − 1), as
+   * `vllm bench serve` computes it per request; '' unless the attempt completed with two or more
+   * output tokens and a TTFT. (A column added after the first layout: it comes last.)
+   */
+  tpot_ms: number | '';
   // ---- only for clients with admission-envelope inputs (see CLASS_REQUEST_COLUMNS)
   /** The request's workload class (the envelope's; with a policy, as the policy derived it). */
   class?: string;
@@ -92,7 +98,17 @@ export const REQUEST_COLUMNS: readonly (keyof RequestRecord)[] = [
   'good',
   'generated_tokens',
   'wasted_tokens',
+  'tpot_ms',
 ];
+
+/**
+ * The inter-token gaps of one attempt, handed over with its record (`RunStats.record`): read
+ * only during that call.
+ */
+export interface GapSource {
+  /** Hands every gap, in whole µs, to `sink`. */
+  addTo(sink: { addUs(us: number): void }): void;
+}
 
 /** Percentiles of a distribution, ms. */
 export interface Percentiles {
@@ -149,8 +165,24 @@ export interface RunSummary {
    * measured (a k6 run carries no per-request token counts).
    */
   tpot_ms: Percentiles;
+  /**
+   * Inter-token latency (ITL): every gap between two consecutive deliveries of output tokens to
+   * the client of a completed streamed request, pooled over the requests, as `vllm bench serve`
+   * pools its `itls` (vllm/benchmarks/serve.py). A delivery is an SSE event carrying output
+   * text: several tokens in one event are one delivery (one gap), events read in one socket
+   * read are gaps of 0. Non-streamed requests contribute none (their client sees one delivery).
+   * Percentiles are nearest-rank, from buckets at most 0.1 % wide (`MicrosecondHistogram`:
+   * never below the sample, at most 0.1 % above it, exact below 1.024 ms). null where not measured (a k6 run: k6 hands its script the
+   * whole body at once, so the gaps are not seen).
+   */
+  itl_ms: Percentiles | null;
   /** Output tokens of the completed requests per measured second; null where not measured (a k6 run). */
   output_tokens_per_s: number | null;
+  /**
+   * Completed requests per measured second: vLLM's `request_throughput` (completed / duration).
+   * The same figure as `throughput_rps`, under the name an engine user looks for.
+   */
+  request_throughput_per_s: number;
   queue_wait_ms: Percentiles;
   max_inflight: number;
   max_queued: number;

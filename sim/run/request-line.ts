@@ -19,8 +19,8 @@ const DIGIT_PAIRS = Uint8Array.from(
 const TRUE = [0x74, 0x72, 0x75, 0x65];
 const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
 
-/** Bytes a line's 16 numbers and booleans may take at most (`String` of a double is at most 24 characters), with their commas. */
-export const REQUEST_NUMBERS_ROOM = 16 * 25 + 22;
+/** Bytes a line's 17 numbers and booleans may take at most (`String` of a double is at most 24 characters), with their commas. */
+export const REQUEST_NUMBERS_ROOM = 17 * 25 + 23;
 
 /**
  * Encodes `r`'s line (with its newline) into `b` from `at`; the text fields must end by `textLimit`,
@@ -77,6 +77,8 @@ export function encodeRequestLine(b: Uint8Array, at: number, r: RequestRecord, t
   p = putNum(b, p, r.generated_tokens);
   b[p++] = COMMA;
   p = putNum(b, p, r.wasted_tokens);
+  b[p++] = COMMA;
+  if (r.tpot_ms !== '') p = putNum(b, p, r.tpot_ms);
   b[p++] = NEWLINE;
   return p;
 }

@@ -18,12 +18,12 @@ import type { RequestDescriptor } from '../clients/request-factory.js';
 import type { RetryPolicy } from '../clients/retry.js';
 import type { RandomFn } from '../clients/rng.js';
 import { KEYLESS_LABEL } from '../clients/tenants.js';
-import type { RequestProgress, StepOutcome } from '../engine/types.js';
+import type { GapSink, RequestProgress, StepOutcome } from '../engine/types.js';
 import type { EventHandle, Simulator } from '../kernel/simulator.js';
 import type { Admission, ClientView } from './admission.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
 import { round3 } from './histogram.js';
-import type { Outcome, RequestRecord } from './records.js';
+import type { GapSource, Outcome, RequestRecord } from './records.js';
 
 /** `held`: waiting in the policy's class queue or its defer store, before the gate proper. */
 type Phase = 'new' | 'held' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
@@ -107,6 +107,25 @@ export class Attempt implements SimEngineRequest {
 }
 
 /**
+ * The token gaps of an attempt's last engine leg, read when asked: the gaps between the leg's
+ * emissions, and for a decode leg after a P/D prefill the gap from the first token before
+ * them. The client of a stream sees every token when the engine emits it (one SSE event per
+ * token per step, as vLLM streams), so these are the client's inter-token gaps.
+ */
+class LegGaps implements GapSource {
+  leg: RequestProgress | null = null;
+  /** When the attempt's first token came, ms (-1 if none). */
+  firstTokenAtMs = -1;
+  addTo(sink: GapSink): void {
+    const leg = this.leg;
+    if (leg === null || leg.tokenGaps === undefined) return;
+    const first = leg.tokenGaps(sink);
+    if (this.firstTokenAtMs >= 0 && first > this.firstTokenAtMs)
+      sink.addUs(Math.round((first - this.firstTokenAtMs) * 1000));
+  }
+}
+
+/**
  * Output tokens generated for an attempt so far: its ended legs plus the leg in progress
  * (whose count stays readable after an abort or a lost engine).
  */
@@ -129,10 +148,11 @@ export interface LifecycleOptions {
   /** Makes the next attempt of a request. */
   nextAttempt: (prev: RequestDescriptor, atMs: number) => RequestDescriptor;
   /**
-   * Receives every ended attempt's record. The object is reused for the next record: it is
-   * valid only during the call (copy it to keep it).
+   * Receives every ended attempt's record, and for a streamed attempt that completed the gaps
+   * between its consecutive token deliveries (see `RunSummary.itl_ms`). The record and the
+   * gaps are reused for the next record: they are valid only during the call (copy to keep).
    */
-  record: (r: RequestRecord) => void;
+  record: (r: RequestRecord, itlGaps?: GapSource) => void;
   /** A logical request ended for good (no retry follows): closed-loop users think, then send again. */
   logicalEnd: (d: RequestDescriptor, nowMs: number) => void;
   /** No retry is sent at or after this time, ms. */
@@ -195,7 +215,12 @@ export class Lifecycle implements GateHost {
     good: false,
     generated_tokens: 0,
     wasted_tokens: 0,
+    tpot_ms: '',
   };
+  /** The token gaps of {@link Lifecycle.#gapsOf}'s attempt, refilled for each (see `LifecycleOptions.record`). */
+  readonly #gaps = new LegGaps();
+  /** The attempt whose gaps {@link Lifecycle.#gaps} holds, until its record is handed over. */
+  #gapsOf: Attempt | null = null;
   #rr = 0;
   /** Nodes by endpoint id (the first of each id, as a search in order finds). */
   readonly #nodeById = new Map<string, EngineNode>();
@@ -456,6 +481,7 @@ export class Lifecycle implements GateHost {
     for (let i = 0; i < finished.length; i++) {
       const a = finished[i]!.request.ctx as Attempt;
       if (a.phase === 'done') continue;
+      if (a.d.stream && a.phase === 'decode') this.#collectGaps(a);
       endLeg(a);
       this.#o.onEndpointResult(node, true);
       if (a.phase === 'prefill') {
@@ -476,6 +502,17 @@ export class Lifecycle implements GateHost {
       }
       this.#complete(a);
     }
+  }
+
+  /**
+   * Keeps `a`'s last leg, which just finished on its engine, to read its token gaps from with
+   * the attempt's record (synchronously: the engine keeps the times of its steps only while a
+   * request it holds may need them).
+   */
+  #collectGaps(a: Attempt): void {
+    this.#gapsOf = a;
+    this.#gaps.leg = a.leg;
+    this.#gaps.firstTokenAtMs = a.firstTokenAtMs;
   }
 
   /** Requests lost with an engine that went down. */
@@ -537,7 +574,15 @@ export class Lifecycle implements GateHost {
     }
     this.#releaseUnits(a);
     if (a.policyState !== undefined) this.#o.policy?.ended(a, outcome, clientLeft);
-    this.#o.record(this.#recordOf(a, now, outcome, status, error, clientLeft && wasExecuting, clientLeft));
+    const rec = this.#recordOf(a, now, outcome, status, error, clientLeft && wasExecuting, clientLeft);
+    if (this.#gapsOf === a) {
+      this.#gapsOf = null;
+      if (outcome === 'completed') this.#o.record(rec, this.#gaps);
+      else this.#o.record(rec);
+      this.#gaps.leg = null;
+    } else {
+      this.#o.record(rec);
+    }
     const d = a.d;
     if (outcome !== 'completed' && outcome !== 'cancelled' && this.#retry(a, status, refusal)) return;
     this.#o.logicalEnd(d, now);
@@ -620,6 +665,11 @@ export class Lifecycle implements GateHost {
     r.good = good;
     r.generated_tokens = clientLeft && !completed ? 0 : generated;
     r.wasted_tokens = wasted ? generated : 0;
+    // From the record's own (rounded) times, so that the column is what a reader of the CSV computes.
+    r.tpot_ms =
+      r.e2e_ms !== '' && r.ttft_ms !== '' && r.generated_tokens >= 2
+        ? round3((r.e2e_ms - r.ttft_ms) / (r.generated_tokens - 1))
+        : '';
     if (this.#o.classColumns === true) {
       const env = d.envelope;
       r.class = a.className ?? env?.className ?? this.#o.defaultClass ?? '';

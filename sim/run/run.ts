@@ -128,8 +128,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     retry: createRetryPolicy(setup.retry),
     retryRng: streams('clients.retry'),
     nextAttempt: (prev, atMs) => factory.retry(prev, atMs),
-    record: (r) => {
-      stats.record(r);
+    record: (r, itlGaps) => {
+      stats.record(r, itlGaps);
       classStats?.record(r);
       sink.request(r);
     },

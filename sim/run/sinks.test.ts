@@ -67,13 +67,30 @@ describe('CSV output', () => {
       good: true,
       generated_tokens: 96,
       wasted_tokens: 0,
+      tpot_ms: 0.921,
     };
     const odd: RequestRecord[] = [
-      { ...base, tenant: 'a,"b"', error: 'x\ny', queue_wait_ms: '', ttft_ms: '', e2e_ms: '', good: false },
-      { ...base, id: 1e21, sent_ms: 1e21, endpoint: '', status: 0, outcome: 'in_system' },
+      {
+        ...base,
+        tenant: 'a,"b"',
+        error: 'x\ny',
+        queue_wait_ms: '',
+        ttft_ms: '',
+        e2e_ms: '',
+        good: false,
+        tpot_ms: '',
+      },
+      { ...base, id: 1e21, sent_ms: 1e21, endpoint: '', status: 0, outcome: 'in_system', tpot_ms: 1e21 },
       { ...base, tenant: 'équipe-ü', sent_ms: -0, ttft_ms: 0.1 + 0.2, e2e_ms: 999_999_999_999_999 },
       { ...base, tenant: 'long'.repeat(700), attempt: 10 ** 15, prompt_tokens: 1e-7, wasted_tokens: -3 },
-      { ...base, sent_ms: 1 / 3, queue_wait_ms: 999_999_999_999.999, ttft_ms: 0.07, e2e_ms: 2.5e-7 },
+      {
+        ...base,
+        sent_ms: 1 / 3,
+        queue_wait_ms: 999_999_999_999.999,
+        ttft_ms: 0.07,
+        e2e_ms: 2.5e-7,
+        tpot_ms: 1 / 3,
+      },
       { ...base, sent_ms: 1e12 - 0.001, queue_wait_ms: 10.1, ttft_ms: 0.1 + 0.2, e2e_ms: 3600000.5 },
     ];
     // Enough rows to cross several chunk boundaries.

@@ -4,8 +4,16 @@
  * per-second rows of the time series.
  */
 import { DECISION_REASONS } from '../../gate/index.js';
-import { LatencyHistogram, round3 } from './histogram.js';
-import type { Outcome, Percentiles, RequestRecord, RunSummary, SecondRow, TenantSummary } from './records.js';
+import { LatencyHistogram, MicrosecondHistogram, round3 } from './histogram.js';
+import type {
+  GapSource,
+  Outcome,
+  Percentiles,
+  RequestRecord,
+  RunSummary,
+  SecondRow,
+  TenantSummary,
+} from './records.js';
 
 interface TenantAcc {
   offered: number;
@@ -36,6 +44,12 @@ export class RunStats {
   readonly e2e = new LatencyHistogram();
   /** Time per output token after the first, per completed request with at least two: (e2e − TTFT) / (tokens − 1). */
   readonly tpot = new LatencyHistogram();
+  /**
+   * Inter-token latency: every gap between consecutive token deliveries to the client of a
+   * completed streamed request (see `RunSummary.itl_ms`), pooled over the requests: a hundred
+   * or so per request, so counted with no logarithm per value.
+   */
+  readonly itl = new MicrosecondHistogram();
   /** Output tokens of the completed requests. */
   outputTokens = 0;
   readonly queueWait = new LatencyHistogram();
@@ -73,8 +87,12 @@ export class RunStats {
     this.#tenant(tenant).offered++;
   }
 
-  /** One attempt ended (or is still in the system at the end). */
-  record(r: RequestRecord): void {
+  /**
+   * One attempt ended (or is still in the system at the end).
+   * @param itlGaps the gaps between its consecutive token deliveries, if it completed streamed
+   *   (read during the call only)
+   */
+  record(r: RequestRecord, itlGaps?: GapSource): void {
     if (r.outcome === 'completed') {
       this.#secCompleted++;
       if (r.good) this.#secGood++;
@@ -99,6 +117,7 @@ export class RunStats {
     this.outputTokens += r.generated_tokens;
     if (r.ttft_ms !== '' && r.e2e_ms !== '' && r.generated_tokens >= 2)
       this.tpot.add((r.e2e_ms - r.ttft_ms) / (r.generated_tokens - 1));
+    itlGaps?.addTo(this.itl);
     if (r.good) {
       this.good++;
       t.good++;
@@ -178,6 +197,15 @@ export class RunStats {
   }
 }
 
+/** The gaps of a list in ms (a load driver's, measured on the socket) as a {@link GapSource}, rounded to the µs. */
+export function gapsFromMs(gapsMs: readonly number[]): GapSource {
+  return {
+    addTo(sink) {
+      for (const g of gapsMs) sink.addUs(Math.round(g * 1000));
+    },
+  };
+}
+
 /** Jain's fairness index of non-negative values: (Σx)² / (n·Σx²); 1 when all equal (or none). */
 export function jainIndex(xs: readonly number[]): number {
   const n = xs.length;
@@ -187,7 +215,7 @@ export function jainIndex(xs: readonly number[]): number {
 }
 
 /** Percentiles of a histogram, rounded to µs (0 when empty). */
-export function percentiles(h: LatencyHistogram): Percentiles {
+export function percentiles(h: LatencyHistogram | MicrosecondHistogram): Percentiles {
   const z = (x: number) => (Number.isFinite(x) ? round3(x) : 0);
   return {
     count: h.count,
@@ -288,7 +316,9 @@ export function summarize(stats: RunStats, m: SummaryMeta): RunSummary {
     ttft_ms: percentiles(stats.ttft),
     e2e_ms: percentiles(stats.e2e),
     tpot_ms: percentiles(stats.tpot),
+    itl_ms: percentiles(stats.itl),
     output_tokens_per_s: round3(stats.outputTokens / measuredS),
+    request_throughput_per_s: round3(stats.completed / measuredS),
     queue_wait_ms: percentiles(stats.queueWait),
     max_inflight: stats.maxInflight,
     max_queued: stats.maxQueued,

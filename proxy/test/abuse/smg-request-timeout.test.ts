@@ -123,6 +123,31 @@ describe('SMG --request-timeout-secs', () => {
     }
   }, 15_000);
 
+  test("each timeout counts against the worker's circuit breaker: two in a row open it (breakerFailures 2)", async () => {
+    const p = new SmgProxy({
+      settings: { max_concurrent_requests: 4, queue_size: 0 },
+      workerUrls: [`http://127.0.0.1:${silent.port}`],
+      port: 0,
+      env: {},
+      monitor: { healthIntervalMs: 0, breakerFailures: 2, breakerOpenMs: 60_000 },
+      requestTimeoutSecs: 1,
+    });
+    await p.start();
+    const worker = `127.0.0.1:${silent.port}`;
+    try {
+      expect((await infer(p.port, { hold: 1 })).status).toBe(504);
+      expect(p.monitor.usable('smg', worker)).toBe(true);
+      expect((await infer(p.port, { hold: 1 })).status).toBe(504);
+      expect(p.monitor.usable('smg', worker)).toBe(false);
+      // With its only worker out, the next request is not sent to it to wait another second.
+      const r = await infer(p.port, { hold: 1 });
+      expect(r.status).not.toBe(504);
+      expect(r.ms).toBeLessThan(900);
+    } finally {
+      await p.close();
+    }
+  }, 15_000);
+
   test('with admission off the timeout still ends a stalled request', async () => {
     const p = await smg(silent.port, {});
     try {
