@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parsePolicy } from '../gate/index.js';
 import { loadApiKeys } from '../proxy/credentials.js';
 import { REPO_ROOT } from '../sim/scenario/data-files.js';
 import { loadScenario } from '../sim/scenario/load.js';
@@ -38,5 +39,22 @@ describe('the guides and docs/examples', () => {
     expect(pairs.length).toBe(3);
     for (const [tenant, key] of pairs) expect(keys.get(key ?? '')).toBe(tenant);
     expect(traffic.duration_s).toBe(60);
+  });
+
+  it('give the policy guide a proxy config, API keys and a policy that load, on the ports its commands use', () => {
+    const guide = readFileSync(join(DOCS, 'guide-policy.md'), 'utf8');
+    const config = json('policy/config.json') as {
+      lbAttr: { serviceArguments: Record<string, unknown>; endpoints: { targetPort: number }[] }[];
+    };
+    const rule = config.lbAttr[0]!;
+    expect(rule.serviceArguments.fc_mode).toBe('enforce');
+    expect(guide).toContain(`127.0.0.1:${rule.serviceArguments.port}/v1/chat/completions`);
+    expect(guide).toContain(`sluice engine --port ${rule.endpoints[0]!.targetPort}`);
+    const keys = loadApiKeys(join(EXAMPLES, 'policy', 'keys.json'));
+    expect(keys.get('sk-batch-1')).toBe('batch');
+    expect(keys.get('sk-chat-1')).toBe('chat');
+    const file = join(REPO_ROOT, 'scenarios', 'policies', 'worked-example.yaml');
+    const policy = parsePolicy(readFileSync(file, 'utf8'), file);
+    expect(policy.byName.has('batch')).toBe(true);
   });
 });
