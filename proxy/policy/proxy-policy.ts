@@ -415,7 +415,9 @@ export class ProxyPolicy {
           });
         this.gate.release(lease, {
           outcome: status > 0 && status < 500 ? 'completed' : 'failed',
-          clientConnected: false,
+          // The answer is kept for its client (the status endpoint): still wanted, not work done
+          // after a disconnect. Counted useful on time when stored before its deadline.
+          clientConnected: true,
           useful: status > 0 && status < 500,
           status,
         });

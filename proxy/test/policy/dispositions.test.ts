@@ -176,7 +176,7 @@ describe('--policy dispositions as HTTP', () => {
   });
 
   it('defers with 202 + Location, replays to the backend with the idempotency key, and reports the result to its tenant only', async () => {
-    const { backend, port } = await setup({ keys: { 'sk-a': 'tenant-a', 'sk-b': 'tenant-b' } });
+    const { backend, port, proxy } = await setup({ keys: { 'sk-a': 'tenant-a', 'sk-b': 'tenant-b' } });
     backend.holdMs = 300;
     const auth = (k: string) => ({ authorization: `Bearer ${k}` });
     // Batch has 2 seats and no queue: the first two run, the rest defer.
@@ -223,6 +223,10 @@ describe('--policy dispositions as HTTP', () => {
     expect(new Set(replayed.map((s) => s.deferId))).toEqual(new Set(ids));
     for (const s of replayed) expect(s.key).toMatch(/^intent-\d$/);
     expect(backend.maxActive).toBeLessThanOrEqual(2);
+    // A replayed answer is kept for its client: useful on time, not work done after a disconnect.
+    const m = (await admin(proxy.adminPort, 'GET', '/metrics')).body;
+    expect(m).toMatch(/^sluice_policy_useful_on_time_total\{class="batch"\} 5$/m);
+    expect(m).toMatch(/^sluice_policy_wasted_completions_total\{class="batch",why="after_disconnect"\} 0$/m);
   });
 
   it('rejects a tenant above its quota with 429 and no Retry-After', async () => {
