@@ -150,4 +150,12 @@ export {
   type SmgSettings,
   smgResponse,
 } from './smg.js';
-export { formatFieldPath, issuesMessage, showValue, yamlOffset } from './yaml-source.js';
+export {
+  formatFieldPath,
+  issuesMessage,
+  kindOfValue,
+  schemaKeys,
+  showValue,
+  yamlOffset,
+  ZOD_TYPE_NAMES,
+} from './yaml-source.js';

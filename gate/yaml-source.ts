@@ -76,3 +76,29 @@ export function issuesMessage(
     (omitted > 0 ? `\n${file}: and ${omitted} more problem${omitted === 1 ? '' : 's'}` : '')
   );
 }
+
+/** How the error messages of scenario and policy files name a zod type (`expected …`). */
+export const ZOD_TYPE_NAMES: Readonly<Record<string, string>> = {
+  number: 'a number',
+  int: 'an integer',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a mapping',
+  array: 'a list',
+  record: 'a mapping',
+};
+
+/** A value as an error message names it: `null`, `a list`, `a mapping`, or the value itself. */
+export function kindOfValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return showValue(v);
+}
+
+/** The keys a zod object schema allows (undefined when it is not an object schema). */
+export function schemaKeys(inst: unknown): string[] | undefined {
+  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
+    ?.shape;
+  return shape === undefined ? undefined : Object.keys(shape);
+}

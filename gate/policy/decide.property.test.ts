@@ -12,7 +12,7 @@ import { type Conditions, type Grant, PolicyCore, type QueueTicket } from './dec
 import type { AdmissionEnvelope } from './envelope.js';
 import { parsePolicy } from './parse.js';
 import { DISPOSITIONS } from './scorecard.js';
-import { testPolicy } from './test-policy.js';
+import { testPolicy } from './test/policy.js';
 
 const SEED = 20261202;
 const RUNS = 150;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Conditions, Disposition, Grant, PolicyCore } from './decide.js';
 import { MAX_TENANTS_PER_CLASS, OTHER_TENANTS } from './scorecard.js';
-import { env, TEST_POLICY, testCore } from './test-policy.js';
+import { env, TEST_POLICY, testCore } from './test/policy.js';
 
 const UNHEALTHY: Conditions = { healthy: false };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deriveEnvelope, type EnvelopeInputs } from './envelope.js';
-import { testPolicy } from './test-policy.js';
+import { testPolicy } from './test/policy.js';
 
 const policy = testPolicy();
 const NOW = 1_000_000;

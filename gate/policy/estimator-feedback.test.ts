@@ -3,7 +3,7 @@ import { ManualClock } from '../clock.js';
 import { PolicyCore } from './decide.js';
 import { PolicyGate } from './host.js';
 import { parsePolicy } from './parse.js';
-import { env } from './test-policy.js';
+import { env } from './test/policy.js';
 
 /** One class of 100 seats, 1000 output tokens per seat, no clamping in the way (1..50 seats). */
 const text = (feedback: string) => `version: 1

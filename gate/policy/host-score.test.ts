@@ -5,7 +5,7 @@ import { ManualClock } from '../clock.js';
 import type { Conditions } from './decide.js';
 import { PolicyGate, type PolicyLease } from './host.js';
 import { parsePolicy } from './parse.js';
-import { env } from './test-policy.js';
+import { env } from './test/policy.js';
 
 /** One class `c` of one seat; `queue` sets its queue (none by default). */
 const one = (queue = '{ max_count: 0, max_age_ms: 0, max_cost_seats: 0 }') =>

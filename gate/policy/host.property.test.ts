@@ -16,7 +16,7 @@ import type { DeferredItem } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
 import { PolicyGate, type PolicyLease } from './host.js';
 import type { PolicyWaiter } from './host-queue.js';
-import { TEST_POLICY, testPolicy } from './test-policy.js';
+import { TEST_POLICY, testPolicy } from './test/policy.js';
 
 const SEED = 20261202;
 const RUNS = 120;

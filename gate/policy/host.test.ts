@@ -3,7 +3,7 @@ import { ManualClock } from '../clock.js';
 import { MemoryDeferStore } from './defer-memory.js';
 import type { DeferredItem } from './defer-store.js';
 import { PolicyGate, type PolicyGateEvents, type PolicyLease, type QueueExit } from './host.js';
-import { env, testPolicy } from './test-policy.js';
+import { env, testPolicy } from './test/policy.js';
 
 interface Ctx {
   readonly id: string;

@@ -4,33 +4,14 @@
  */
 import type { z } from 'zod';
 import { nearestName } from '../nearest.js';
-import { showValue } from '../yaml-source.js';
+import {
+  kindOfValue as kindOf,
+  schemaKeys,
+  showValue,
+  ZOD_TYPE_NAMES as TYPE_NAMES,
+} from '../yaml-source.js';
 
 export { showValue } from '../yaml-source.js';
-
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  return showValue(v);
-}
-
-const TYPE_NAMES: Record<string, string> = {
-  number: 'a number',
-  int: 'an integer',
-  string: 'a string',
-  boolean: 'true or false',
-  object: 'a mapping',
-  array: 'a list',
-  record: 'a mapping',
-};
-
-/** The keys an object schema allows, for unknown-key hints. */
-function knownKeys(inst: unknown): string[] {
-  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
-    ?.shape;
-  return shape === undefined ? [] : Object.keys(shape);
-}
 
 /** The message of an unknown key, with the nearest allowed key as a hint. */
 export function unknownKeyMessage(key: string, known: readonly string[]): string {
@@ -84,7 +65,7 @@ export const policyErrorMap: z.core.$ZodErrorMap = (iss) => {
     case 'invalid_key':
       return `${showValue(input)} is not a name (a lower-case letter, then up to 62 letters, digits, _ or -)`;
     case 'unrecognized_keys':
-      return `${UNKNOWN_KEYS}${knownKeys(iss.inst).join(',')}`;
+      return `${UNKNOWN_KEYS}${(schemaKeys(iss.inst) ?? []).join(',')}`;
     case 'custom':
       return iss.message ?? `${showValue(input)} is not valid`;
     default:

@@ -5,7 +5,7 @@
  * so the loader can add the file position and the full path afterwards.
  */
 import type { z } from 'zod';
-import { nearestName, showValue } from '../../gate/index.js';
+import { kindOfValue, nearestName, schemaKeys, showValue, ZOD_TYPE_NAMES } from '../../gate/index.js';
 
 /** A problem found in a scenario, before it is placed in the file. */
 export interface IssueText {
@@ -56,23 +56,6 @@ export function report(
   ctx.addIssue({ code: 'custom', path: [...path], input, message: encode(text) });
 }
 
-const TYPE_NAMES: Record<string, string> = {
-  number: 'a number',
-  int: 'an integer',
-  string: 'a string',
-  boolean: 'true or false',
-  object: 'a mapping',
-  array: 'a list',
-  record: 'a mapping',
-};
-
-function typeOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  return show(v);
-}
-
 function num(n: number | bigint): string {
   return String(n);
 }
@@ -85,12 +68,12 @@ export const scenarioErrorMap: z.core.$ZodErrorMap = (iss) => {
   const input = iss.input;
   switch (iss.code) {
     case 'invalid_type': {
-      const expected = TYPE_NAMES[iss.expected] ?? `a ${iss.expected}`;
+      const expected = ZOD_TYPE_NAMES[iss.expected] ?? `a ${iss.expected}`;
       if (input === undefined) return encode({ detail: `missing; expected ${expected}`, expected });
       if (iss.expected === 'int' && typeof input === 'number') {
         return encode({ detail: `${show(input)} is not an integer`, expected });
       }
-      return encode({ detail: `${typeOf(input)} is not ${expected}`, expected });
+      return encode({ detail: `${kindOfValue(input)} is not ${expected}`, expected });
     }
     case 'too_big': {
       if (iss.origin === 'array') {
@@ -140,7 +123,7 @@ export const scenarioErrorMap: z.core.$ZodErrorMap = (iss) => {
         return encode({ detail: `${show(value)} is not ${expected}`, expected });
       }
       return encode({
-        detail: `${typeOf(input)} matches none of the allowed forms`,
+        detail: `${kindOfValue(input)} matches none of the allowed forms`,
         expected: 'one of the allowed forms',
       });
     }
@@ -162,9 +145,7 @@ export const scenarioErrorMap: z.core.$ZodErrorMap = (iss) => {
 
 /** The known keys of an object schema, for "unknown key" messages (undefined when not an object). */
 export function knownKeys(inst: unknown): string[] | undefined {
-  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def
-    ?.shape;
-  return shape === undefined ? undefined : Object.keys(shape);
+  return schemaKeys(inst);
 }
 
 /** The known key nearest to `key` (fewer edits the shorter the key, at most 3), for a "did you mean" hint. */

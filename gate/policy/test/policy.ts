@@ -1,9 +1,9 @@
 /** A small policy for the tests of gate/policy: 20 seats, reserve 2, three classes. */
-import { ManualClock } from '../clock.js';
-import type { Policy } from './compile.js';
-import { PolicyCore } from './decide.js';
-import type { AdmissionEnvelope } from './envelope.js';
-import { parsePolicy } from './parse.js';
+import { ManualClock } from '../../clock.js';
+import type { Policy } from '../compile.js';
+import { PolicyCore } from '../decide.js';
+import type { AdmissionEnvelope } from '../envelope.js';
+import { parsePolicy } from '../parse.js';
 
 export const TEST_POLICY = `version: 1
 capacity_seats: 20
