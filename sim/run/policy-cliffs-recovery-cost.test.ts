@@ -57,36 +57,36 @@ describe('policy cliffs: deferred backlog, cost underestimation', () => {
     );
     const batch = card(summary).classes.batch!;
     // Everything deferred was drained and completed; nothing expired, nothing is left.
-    expect(batch.deferred).toBeGreaterThan(100);
+    expect(batch.deferred).toBeGreaterThan(30);
     expect(batch.drained).toBe(batch.deferred);
     expect(batch.defer_expired).toBe(0);
     expect(batch.defer_backlog).toBe(0);
     expect(summary.policy!.deferred).toEqual({ completed: batch.deferred, pending_at_end: 0 });
     expect(card(summary).recovery.state).toBe('healthy');
-    // Recovery, measured from the records: the last batch case ends at 727.8 s (seed 1), 548 s
-    // after the slowdown ends at 180 s. The backlog outlasts the slowdown and empties in the run.
+    // Recovery, measured from the records: the last batch case ends at 237.0 s (seed 1), 147 s
+    // after the slowdown ends at 90 s. The backlog outlasts the slowdown and empties in the run.
     const batchEnds = rs
       .filter((r) => r.class === 'batch' && r.useful === true)
       .map((r) => r.sent_ms + Number(r.e2e_ms));
-    expect(batchEnds.length).toBe(150);
+    expect(batchEnds.length).toBe(40);
     const drainedAt = Math.max(...batchEnds);
     expect(Number.isFinite(drainedAt)).toBe(true);
-    expect(drainedAt).toBeGreaterThan(400_000);
+    expect(drainedAt).toBeGreaterThan(150_000);
     expect(drainedAt).toBeLessThan(summary.duration_s * 1000);
     // No second spike: completions of batch cases in any 30 s window stay at the pace of the
-    // class's 12 seats (4 cases at a time; measured at most 9), far below what the backlog
+    // class's 12 seats (4 cases at a time; measured at most 8), far below what the backlog
     // would send at once.
     let maxPer30 = 0;
     for (let t = 0; t < summary.duration_s * 1000; t += 30_000)
       maxPer30 = Math.max(maxPer30, batchEnds.filter((e) => e >= t && e < t + 30_000).length);
     expect(maxPer30).toBeLessThanOrEqual(14);
-    // Interactive keeps its answers while the drain runs: measured 0.75 of logical requests
-    // useful on time during the drain (190 s to its end), 0.82 after it, 0.77 before the
+    // Interactive keeps its answers while the drain runs: measured 0.73 of logical requests
+    // useful on time during the drain (100 s to its end), 0.81 after it, 0.84 before the
     // slowdown, 0.19 during it.
-    const during = usefulShare(rs, 'interactive', 190_000, drainedAt);
+    const during = usefulShare(rs, 'interactive', 100_000, drainedAt);
     const after = usefulShare(rs, 'interactive', drainedAt, summary.duration_s * 1000);
-    const slow = usefulShare(rs, 'interactive', 60_000, 180_000);
-    expect(during).toBeGreaterThan(0.65);
+    const slow = usefulShare(rs, 'interactive', 30_000, 90_000);
+    expect(during).toBeGreaterThan(0.63);
     expect(during).toBeGreaterThan(after - 0.15);
     expect(during).toBeGreaterThan(3 * slow);
   }, 180_000);
