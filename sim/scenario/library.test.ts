@@ -32,6 +32,8 @@ const REQUIRED = [
   // and its cliffs the simulator can express
   'policy-priority-abuse.yaml',
   'policy-cold-failover.yaml',
+  'policy-deferred-backlog-recovery.yaml',
+  'policy-cost-underestimation.yaml',
 ];
 
 describe('the scenario library', () => {
