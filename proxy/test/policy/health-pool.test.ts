@@ -179,6 +179,44 @@ describe('--policy: health and fallback pools', () => {
     expect((await first).status).toBe(200);
   });
 
+  it('rejects dependency_open while the rule named by depends_on has no usable endpoint, and admits once it is back', async () => {
+    const main = await new RecordingBackend().start();
+    const tools = await new RecordingBackend().start();
+    const policy = POOL_POLICY().replace(
+      '    degrade:\n      - { kind: pool, pool: spare }\n',
+      '    depends_on: [tools]\n',
+    );
+    expect(policy).toContain('depends_on: [tools]');
+    const proxy = await startProxy({
+      policy: { text: policy, fileName: 'policy.yaml' },
+      monitor: { healthIntervalMs: 25, breakerFailures: 1, breakerOpenMs: 150, probeTimeoutMs: 500 },
+    });
+    cleanups.push(async () => {
+      await proxy.close();
+      await main.stop();
+      await tools.stop();
+    });
+    const port = await freePort();
+    await addRule(proxy, rule(port, { fc_mode: 'enforce', fc_max_outstanding: 64 }, [main]));
+    await addRule(
+      proxy,
+      rule(await freePort(), { fc_mode: 'enforce', fc_max_outstanding: 64 }, [tools], { name: 'tools' }),
+    );
+    expect((await post(port, chat({ maxTokens: 10 }))).status).toBe(200);
+    tools.healthStatus = 503;
+    expect(await until(async () => (await post(port, chat({ maxTokens: 10 }))).status === 503, 3000)).toBe(
+      true,
+    );
+    const r = await post(port, chat({ maxTokens: 10 }));
+    expect(JSON.parse(r.body)).toMatchObject({ reason: 'dependency_open', recovery: 'unknown' });
+    // The fronted pool itself is whole: the policy is not unhealthy for a dependency's outage.
+    expect(await metric(proxy, 'sluice_policy_unhealthy')).toBe(0);
+    tools.healthStatus = 200;
+    expect(await until(async () => (await post(port, chat({ maxTokens: 10 }))).status === 200, 3000)).toBe(
+      true,
+    );
+  });
+
   it('refuses a second rule carrying a pool name, and a swap whose pool name two rules carry, naming the field', async () => {
     const a = await new RecordingBackend().start();
     const proxy = await startProxy({ policy: { text: POOL_POLICY(), fileName: 'policy.yaml' } });
