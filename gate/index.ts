@@ -79,6 +79,7 @@ export {
   type CostEstimate as PolicyCostEstimate,
   compilePolicy,
   type DeferRecord,
+  type DeferResult,
   type DeferredItem,
   type DeferState,
   type DeferStore,

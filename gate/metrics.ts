@@ -19,7 +19,8 @@ export interface Sample {
 /** A metric family with its samples. */
 export interface Family {
   name: string;
-  type: 'gauge' | 'counter' | 'histogram';
+  /** `summary` families carry `_sum`/`_count` samples (and quantiles when any). */
+  type: 'gauge' | 'counter' | 'histogram' | 'summary';
   help: string;
   samples: Sample[];
 }

@@ -5,6 +5,7 @@
  * exactly one decision-log record is written.
  */
 import type { GrantOutcome, Permit, Refusal, Ticket } from '../gate/index.js';
+import type { Target } from './backend-pools.js';
 import type { DecisionRecord, LogDecision, RequestOutcome } from './decision-log.js';
 import { ExchangeLife, type LifeHooks } from './exchange-life.js';
 import type { Abortable } from './forward.js';
@@ -49,6 +50,11 @@ export class Exchange implements LifeHooks {
   claims: Readonly<Record<string, unknown>> | undefined;
   /** Headers the proxy sets on the backend request, flat `[name, value, ...]` (lower-case), replacing the client's. */
   backendHeaders: string[] | null = null;
+  /**
+   * A request the policy degraded to a fallback pool: the pool's name and the endpoint of its rule
+   * to use (null when none was usable at dispatch); null otherwise.
+   */
+  policyPool: { pool: string; to: { service: string; target: Target } | null } | null = null;
   /** The policy's decision-log object (`--policy`), or null. */
   policyLog: Record<string, unknown> | null = null;
   #logged = false;

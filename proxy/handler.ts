@@ -308,8 +308,23 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
   /** The policy gave `ex` its seats: on to the rule's gate. */
   policyRun(ex: Exchange): void {
     this.#guard(ex, () => {
-      if (!ex.gone) this.#gateDecide(ex);
+      if (ex.gone) return;
+      const pool = ex.policyPool;
+      if (pool === null) {
+        this.#gateDecide(ex);
+        return;
+      }
+      // Degraded to a fallback pool: straight to that rule's endpoint, not through this rule's gate.
+      ex.decision = 'bypass';
+      ex.reason = 'policy_degrade_pool';
+      ex.life.running();
+      this.#run(ex, pool.to?.target ?? null);
     });
+  }
+
+  /** The service whose breakers a leg of `ex` reports to: the fallback pool's for a degraded one. */
+  #legService(ex: Exchange): string {
+    return ex.policyPool?.to?.service ?? this.dialect.service;
   }
 
   /** The policy answers `ex` itself. */
@@ -594,7 +609,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
     // A leg cut because the client left says nothing about the endpoint's health
     // (nor one cut because its breaker is already open).
     if (kind !== 'body_too_large' && kind !== 'body_timeout' && kind !== 'endpoint_down' && !ex.gone) {
-      this.deps.legs?.legFailed(this.dialect.service, target.id);
+      this.deps.legs?.legFailed(this.#legService(ex), target.id);
     }
     const f = LEG_FAILURES[kind];
     ex.outcome = 'failed';
@@ -608,8 +623,8 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
     }
   }
 
-  legRelayed(_ex: Exchange, target: Target): void {
-    this.deps.legs?.legOk(this.dialect.service, target.id);
+  legRelayed(ex: Exchange, target: Target): void {
+    this.deps.legs?.legOk(this.#legService(ex), target.id);
   }
 
   #record(ex: Exchange, outcome: RequestOutcome, status: number): void {

@@ -12,6 +12,8 @@ import {
   isPolicyError,
   type MaintenanceView,
   POLICY_ERROR_CODE,
+  type Policy,
+  type PolicyConditions,
   type PolicyDocument,
   type PolicySwapReport,
   parseRule,
@@ -21,7 +23,7 @@ import {
 import { AcceptValve } from './accept-valve.js';
 import { AdminError, AdminServer, type Controller } from './admin.js';
 import { AuditLog, type AuditOptions } from './audit.js';
-import { BackendPools, type BackendTimeouts } from './backend-pools.js';
+import { BackendPools, type BackendTimeouts, type Target } from './backend-pools.js';
 import { BodyBudget } from './body-budget.js';
 import { RealClock } from './clock.js';
 import { type CredentialOptions, unhonouredAuth } from './credentials.js';
@@ -31,8 +33,15 @@ import { DEFAULT_MAX_JSON_DEPTH } from './json-bounds.js';
 import { ServiceListener } from './listener.js';
 import { counterFamilies, decisionLogFamilies, ProxyCounters, valveFamilies } from './metrics.js';
 import { EndpointMonitor, type MonitorOptions } from './monitor.js';
+import {
+  ambiguousName,
+  namedByPolicy,
+  policyConditions,
+  policyNames,
+  type RuleHealth,
+} from './policy/conditions.js';
 import { SqliteDeferStore } from './policy/defer-sqlite.js';
-import { PolicyDeferStoreMissing, ProxyPolicy } from './policy/proxy-policy.js';
+import { PolicyDeferStoreMissing, PolicyNameAmbiguous, ProxyPolicy } from './policy/proxy-policy.js';
 import { RuleDialect } from './rule-dialect.js';
 
 /** Limits of the client side. */
@@ -151,6 +160,9 @@ export class LoxiProxy implements Controller {
   readonly #o: ProxyOptions;
   readonly #admin: AdminServer;
   #chain: Promise<unknown> = Promise.resolve();
+  /** The policy's conditions as last computed (null: recompute), and the policy they were for. */
+  #conditions: PolicyConditions | null = null;
+  #conditionsFor: Policy | null = null;
 
   constructor(o: ProxyOptions = {}) {
     this.#o = o;
@@ -167,7 +179,16 @@ export class LoxiProxy implements Controller {
     for (const w of this.gate.envWarnings) warn(`sluice proxy: ${JSON.stringify(w)}`);
     this.valve = AcceptValve.fromEnv(env);
     this.pools = new BackendPools(this.valve, o.backend);
-    this.monitor = new EndpointMonitor(this.gate, o.monitor, (key, id) =>
+    // The monitor's breaker changes reach the gate and, with a policy, the policy's conditions.
+    const sink = {
+      reportEngine: (key: string, ep: string, waiting: number) => this.gate.reportEngine(key, ep, waiting),
+      setEndpointHealth: (key: string, ep: string, healthy: boolean) => {
+        const r = this.gate.setEndpointHealth(key, ep, healthy);
+        this.#conditionsChanged();
+        return r;
+      },
+    };
+    this.monitor = new EndpointMonitor(o.policy !== undefined ? sink : this.gate, o.monitor, (key, id) =>
       this.#services.get(key)?.handler.cutQuietLegs(id, this.monitor.probeTimeoutMs),
     );
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
@@ -183,6 +204,9 @@ export class LoxiProxy implements Controller {
             ...(o.policy.deferSync === undefined ? {} : { deferSync: o.policy.deferSync }),
             ...(o.policy.drainPeriodMs === undefined ? {} : { drainPeriodMs: o.policy.drainPeriodMs }),
             target: (service) => this.#policyTarget(service),
+            conditions: () => this.#policyConditions(),
+            poolTarget: (pool) => this.#poolTarget(pool),
+            checkNames: (p) => this.#checkNames(p, this.#ruleHealth()),
             warn,
           });
     this.#admin = new AdminServer(this, {
@@ -202,6 +226,55 @@ export class LoxiProxy implements Controller {
   /** The admin listener's port. */
   get adminPort(): number {
     return this.#admin.port;
+  }
+
+  /** The rules as the policy's conditions see them. */
+  #ruleHealth(): RuleHealth[] {
+    const out: RuleHealth[] = [];
+    for (const s of this.#services.values())
+      out.push({ name: s.dialect.name, service: s.dialect.service, ...s.dialect.health() });
+    return out;
+  }
+
+  /** The policy's conditions, recomputed after a change (breaker, maintenance, rule, swap). */
+  #policyConditions(): PolicyConditions {
+    const p = this.policy;
+    if (p === null) return {};
+    if (this.#conditions === null || this.#conditionsFor !== p.policy) {
+      this.#conditionsFor = p.policy;
+      this.#conditions = policyConditions(
+        policyNames(p.policy),
+        this.#ruleHealth(),
+        this.gate.maintenance().enabled,
+      );
+    }
+    return this.#conditions;
+  }
+
+  #conditionsChanged(): void {
+    this.#conditions = null;
+    this.policy?.conditionsChanged();
+  }
+
+  /** A usable endpoint of the rule named `pool`, or null (none, or maintenance). */
+  #poolTarget(pool: string): { service: string; target: Target } | null {
+    if (this.gate.maintenance().enabled) return null;
+    for (const s of this.#services.values())
+      if (s.dialect.name === pool) {
+        const t = s.dialect.pick();
+        return t === null ? null : { service: s.dialect.service, target: t };
+      }
+    return null;
+  }
+
+  /** @throws PolicyNameAmbiguous when a name of `p` is carried by two rules */
+  #checkNames(p: Policy, rules: readonly RuleHealth[]): void {
+    const a = ambiguousName(p, rules);
+    if (a !== null)
+      throw new PolicyNameAmbiguous(
+        a.field,
+        `${a.field}: ${JSON.stringify(a.name)} names rules ${a.services.join(' and ')} (serviceArguments.name); a policy name must map to one rule`,
+      );
   }
 
   /** An endpoint of the service labelled `service` for a deferred request's replay, or null. */
@@ -232,6 +305,7 @@ export class LoxiProxy implements Controller {
         'secondaryIPs: not served by sluice proxy (it listens on externalIP only); send [] or leave it out',
       );
     }
+    this.#checkRuleName(parsed.key, parsed.base.name);
     const unhonoured = unhonouredAuth(parsed.base, this.#o.credentials ?? {});
     if (unhonoured !== null) {
       throw new AdminError(400, 'SLUICE_E_FIELD_VALUE', unhonoured.field, unhonoured.message);
@@ -322,6 +396,25 @@ export class LoxiProxy implements Controller {
     const warn = this.#o.warn ?? ((l: string) => process.stderr.write(`${l}\n`));
     for (const w of result.warnings) warn(w);
     this.#syncMonitor();
+    this.#conditionsChanged();
+  }
+
+  /**
+   * Refuses a rule whose `serviceArguments.name` the policy uses (a degrade pool, a dependency)
+   * while another rule carries it: the name would map to two rules.
+   * @throws AdminError 409 naming serviceArguments.name
+   */
+  #checkRuleName(key: string, name: unknown): void {
+    const p = this.policy;
+    if (p === null || typeof name !== 'string' || !namedByPolicy(policyNames(p.policy), name)) return;
+    for (const s of this.#services.values())
+      if (s.key !== key && s.dialect.name === name)
+        throw new AdminError(
+          409,
+          'SLUICE_E_FIELD_VALUE',
+          'serviceArguments.name',
+          `serviceArguments.name: ${JSON.stringify(name)} is already the name of rule ${s.dialect.service}, and the policy names it (a degrade pool or a dependency); a policy name must map to one rule`,
+        );
   }
 
   #syncMonitor(): void {
@@ -350,6 +443,7 @@ export class LoxiProxy implements Controller {
       const svc = this.#services.get(key);
       this.#services.delete(key);
       this.#syncMonitor();
+      this.#conditionsChanged();
       if (svc?.listener) void svc.listener.close();
     });
   }
@@ -359,7 +453,9 @@ export class LoxiProxy implements Controller {
   }
 
   setMaintenance(enabled: boolean): MaintenanceView {
-    return this.gate.setMaintenance(enabled);
+    const v = this.gate.setMaintenance(enabled);
+    this.#conditionsChanged();
+    return v;
   }
 
   maintenance(): MaintenanceView {
@@ -399,6 +495,7 @@ export class LoxiProxy implements Controller {
       if (isPolicyError(err))
         throw new AdminError(400, POLICY_ERROR_CODE, err.issues[0]?.path ?? 'policy', err.message);
       if (err instanceof PolicyDeferStoreMissing) throw new AdminError(400, err.code, 'classes', err.message);
+      if (err instanceof PolicyNameAmbiguous) throw new AdminError(400, err.code, err.field, err.message);
       throw err;
     }
   }

@@ -39,6 +39,8 @@ export class RuleDialect implements Dialect {
   service: string;
   key: string;
   pd: boolean;
+  /** `serviceArguments.name`, when the rule has one (what a policy's degrade pool or dependency names). */
+  name: string | undefined;
   #targets = new Map<string, Target>();
   #order: WeightedTarget[] = [];
   #policy: AuthPolicy = 'disabled';
@@ -54,6 +56,7 @@ export class RuleDialect implements Dialect {
     this.service = parsed.service;
     this.key = parsed.key;
     this.pd = false;
+    this.name = undefined;
     this.#creds = creds;
     this.update(parsed);
   }
@@ -76,6 +79,15 @@ export class RuleDialect implements Dialect {
     const claim = ruleTenantClaim(parsed.base);
     this.#creds = claim === undefined ? this.creds : { ...this.creds, tenantClaim: claim };
     this.pd = parsed.aiGateway && parsed.base.pd_disagg_mode === true;
+    this.name =
+      typeof parsed.base.name === 'string' && parsed.base.name !== '' ? parsed.base.name : undefined;
+  }
+
+  /** Endpoints of the rule, and how many of them have their breaker closed. */
+  health(): { endpoints: number; usable: number } {
+    let usable = 0;
+    for (const t of this.#targets.values()) if (this.usable(this.service, t.id)) usable++;
+    return { endpoints: this.#targets.size, usable };
   }
 
   /** Gated unless known not to be inference (`route-policy.ts`), on the normalised path. */

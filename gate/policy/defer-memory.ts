@@ -3,12 +3,13 @@
  * {@link DeferStore} port without a file. `reopen()` stands for a crash and restart: a new store
  * over the same items, every `draining` item back to `pending`, the old store closed.
  */
-import type { DeferRecord, DeferredItem, DeferState, DeferStore } from './defer-store.js';
+import type { DeferRecord, DeferResult, DeferredItem, DeferState, DeferStore } from './defer-store.js';
 
 interface Row {
   readonly item: DeferredItem;
   state: DeferState;
   resultStatus: number | undefined;
+  result: DeferResult | undefined;
   updatedAtMs: number;
   /** Order of arrival in the store (ties of deferredAtMs). */
   readonly seq: number;
@@ -56,6 +57,7 @@ export class MemoryDeferStore implements DeferStore {
       item,
       state: 'pending',
       resultStatus: undefined,
+      result: undefined,
       updatedAtMs: item.deferredAtMs,
       seq: this.#seq++,
     };
@@ -96,6 +98,29 @@ export class MemoryDeferStore implements DeferStore {
     r.updatedAtMs = nowMs;
     r.resultStatus = resultStatus;
     return true;
+  }
+
+  /** {@link finish} keeping the whole result (a copy of the body) for {@link result}. */
+  finishWithResult(
+    id: string,
+    state: 'done' | 'expired' | 'cancelled',
+    nowMs: number,
+    result: DeferResult,
+  ): boolean {
+    if (!this.finish(id, state, nowMs, result.status)) return false;
+    const r = this.#rows.get(id)!;
+    r.result = {
+      ...(result.status === undefined ? {} : { status: result.status }),
+      ...(result.body === undefined ? {} : { body: new Uint8Array(result.body) }),
+      ...(result.contentType === undefined ? {} : { contentType: result.contentType }),
+    };
+    return true;
+  }
+
+  /** The result kept by {@link finishWithResult}, or undefined. */
+  result(id: string): DeferResult | undefined {
+    this.#open();
+    return this.#rows.get(id)?.result;
   }
 
   get(id: string): DeferRecord | undefined {

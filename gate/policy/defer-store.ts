@@ -39,6 +39,13 @@ export interface DeferRecord {
   readonly updatedAtMs: number;
 }
 
+/** A finished item's result as the host hands it over: the backend's status, body (bytes) and content type. */
+export interface DeferResult {
+  readonly status?: number;
+  readonly body?: Uint8Array;
+  readonly contentType?: string;
+}
+
 /** A durable (or, in the simulator, in-memory) defer queue. */
 export interface DeferStore {
   /** Stores a new pending item; durable when it returns. Throws when the id exists. */
@@ -49,6 +56,17 @@ export interface DeferStore {
   claim(id: string, nowMs: number): boolean;
   /** draining|pending → done / expired / cancelled. @returns false when already ended or unknown */
   finish(id: string, state: 'done' | 'expired' | 'cancelled', nowMs: number, resultStatus?: number): boolean;
+  /**
+   * {@link finish} keeping the backend's answer (status, body, content type) for the status
+   * endpoint; a store may keep only part of it (e.g. no body past its size bound). Optional: the
+   * host falls back to {@link finish} with the status when a store lacks it.
+   */
+  finishWithResult?(
+    id: string,
+    state: 'done' | 'expired' | 'cancelled',
+    nowMs: number,
+    result: DeferResult,
+  ): boolean;
   /** The item and its state, or undefined. */
   get(id: string): DeferRecord | undefined;
   /** Pending items per class (the backlog). */

@@ -12,6 +12,14 @@ const P = 'sluice_policy_';
 /** Renders a scorecard snapshot (see `PolicyGate.snapshot`) as Prometheus text. */
 export function renderPolicyMetrics(s: PolicySnapshot): string {
   const fams = new Map<string, Family>();
+  const family = (name: string, type: Family['type'], help: string): Family => {
+    let f = fams.get(name);
+    if (f === undefined) {
+      f = { name: P + name, type, help, samples: [] };
+      fams.set(name, f);
+    }
+    return f;
+  };
   const add = (
     name: string,
     type: Family['type'],
@@ -19,12 +27,7 @@ export function renderPolicyMetrics(s: PolicySnapshot): string {
     labels: Record<string, string>,
     value: number,
   ): void => {
-    let f = fams.get(name);
-    if (f === undefined) {
-      f = { name: P + name, type, help, samples: [] };
-      fams.set(name, f);
-    }
-    f.samples.push({ name: P + name, labels, value });
+    family(name, type, help).samples.push({ name: P + name, labels, value });
   };
   for (const [cls, c] of Object.entries(s.classes)) {
     const l = { class: cls };
@@ -198,14 +201,16 @@ export function renderPolicyMetrics(s: PolicySnapshot): string {
       { ...l, kind: 'actual' },
       c.estimator.actual_tokens,
     );
-    add(
-      'duration_seconds_sum',
-      'counter',
-      'Time admitted work held its seats.',
-      l,
-      (c.estimator.duration_ms.mean * c.estimator.duration_ms.count) / 1000,
+    // One summary family (no quantiles): `_sum` and `_count` samples under one `# TYPE ... summary`.
+    const dur = family('duration_seconds', 'summary', 'Time admitted work held its seats, per class.');
+    dur.samples.push(
+      {
+        name: `${P}duration_seconds_sum`,
+        labels: l,
+        value: (c.estimator.duration_ms.mean * c.estimator.duration_ms.count) / 1000,
+      },
+      { name: `${P}duration_seconds_count`, labels: l, value: c.estimator.duration_ms.count },
     );
-    add('duration_seconds_count', 'counter', 'Admitted work ended.', l, c.estimator.duration_ms.count);
     for (const [t, ts] of Object.entries(c.tenants)) {
       const tl = { class: cls, tenant: t };
       add('tenant_offered_total', 'counter', 'Requests offered, per class and tenant.', tl, ts.offered);

@@ -55,6 +55,11 @@ export interface Completion {
   readonly actual?: ActualUse;
   /** Status answered (stored with a deferred item's result). */
   readonly status?: number;
+  /**
+   * A deferred item's answer to keep for its status endpoint (body bytes, content type); handed
+   * to the store's `finishWithResult` with {@link status}. Ignored for live work.
+   */
+  readonly result?: { readonly body?: Uint8Array; readonly contentType?: string };
 }
 
 /** The one disposition of a submitted request, as the host acts on it. */

@@ -125,6 +125,37 @@ describe('PolicyGate', () => {
     expect(h.gate.snapshot().classes.lo).toMatchObject({ deferred: 1, drained: 1, completed: 2 });
   });
 
+  it("hands a drained item's answer (status, body, content type) to the store as it releases", () => {
+    const h = host();
+    const now = h.clock.now();
+    const lo: PolicyLease<Ctx>[] = [];
+    for (const t of ['l1', 'l2']) {
+      const a = h.gate.submit(env('lo', t, now), { id: t });
+      if (a.kind !== 'admit') throw new Error(a.kind);
+      lo.push(a.lease);
+    }
+    const d = h.gate.submit(env('lo', 'd1', now, { deadlineInMs: 60_000 }), { id: 'd1' });
+    if (d.kind !== 'defer') throw new Error(d.kind);
+    h.gate.release(lo[0]!);
+    h.clock.advance(1200);
+    const fed = h.dispatched.at(-1)!;
+    expect(fed.deferId).toBe(d.item.id);
+    const body = new TextEncoder().encode('{"answer":42}');
+    h.gate.release(fed, {
+      outcome: 'completed',
+      status: 201,
+      result: { body, contentType: 'application/json' },
+    });
+    expect(h.store.get(d.item.id)).toMatchObject({ state: 'done', resultStatus: 201 });
+    const kept = h.store.result(d.item.id);
+    expect(kept?.status).toBe(201);
+    expect(kept?.contentType).toBe('application/json');
+    expect(new TextDecoder().decode(kept?.body)).toBe('{"answer":42}');
+    // The store kept a copy: the host may reuse its buffer.
+    body.fill(0);
+    expect(new TextDecoder().decode(h.store.result(d.item.id)?.body)).toBe('{"answer":42}');
+  });
+
   it('expires a deferred item past its deadline instead of feeding it back', () => {
     const h = host();
     const now = h.clock.now();

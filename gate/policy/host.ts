@@ -320,11 +320,24 @@ export class PolicyGate<C> {
       if (l.idempotencyKey !== undefined)
         core.intentEnded(l.idempotencyKey, done.outcome === 'completed' ? 'completed' : 'failed');
     } else core.release(g, done.outcome, l.via === 'drain' ? undefined : done.actual);
-    if (l.deferId !== undefined)
-      this.#store.finish(l.deferId, done.outcome === 'cancelled' ? 'cancelled' : 'done', now, done.status);
+    if (l.deferId !== undefined) this.#finishDeferred(l.deferId, done, now);
     this.score.completed(l, l.slot!, done, now);
     if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
     return true;
+  }
+
+  /** Ends a drained item in the store with the completion's status, and its body when the store keeps one. */
+  #finishDeferred(id: string, done: Completion, now: number): void {
+    const state = done.outcome === 'cancelled' ? 'cancelled' : 'done';
+    const store = this.#store;
+    if (done.result !== undefined && store.finishWithResult !== undefined) {
+      const r = done.result;
+      store.finishWithResult(id, state, now, {
+        ...(done.status === undefined ? {} : { status: done.status }),
+        ...(r.body === undefined ? {} : { body: r.body }),
+        ...(r.contentType === undefined ? {} : { contentType: r.contentType }),
+      });
+    } else store.finish(id, state, now, done.status);
   }
 
   /** Runs dispatch and a drain step now: for a host whose conditions changed. */

@@ -17,7 +17,7 @@ export {
   type RetryAfter,
 } from './decide.js';
 export { DeferStoreError, MemoryDeferStore } from './defer-memory.js';
-export type { DeferRecord, DeferredItem, DeferState, DeferStore } from './defer-store.js';
+export type { DeferRecord, DeferResult, DeferredItem, DeferState, DeferStore } from './defer-store.js';
 export {
   type AdmissionEnvelope,
   type Consequence,

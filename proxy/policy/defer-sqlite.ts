@@ -21,7 +21,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type { DeferRecord, DeferredItem, DeferState, DeferStore } from '../../gate/index.js';
+import type { DeferRecord, DeferResult, DeferredItem, DeferState, DeferStore } from '../../gate/index.js';
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
 export const DEFER_SCHEMA_VERSION = 1;
@@ -45,12 +45,8 @@ export class DeferDbError extends Error {
   }
 }
 
-/** A finished item's stored result, for the status endpoint. */
-export interface DeferResult {
-  readonly status?: number;
-  readonly body?: Uint8Array;
-  readonly contentType?: string;
-}
+/** A finished item's stored result, for the status endpoint (the gate's shape). */
+export type { DeferResult };
 
 interface Row {
   id: string;

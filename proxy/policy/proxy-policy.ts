@@ -16,6 +16,7 @@ import {
   type EnvelopeSources,
   MemoryDeferStore,
   type Policy,
+  type PolicyConditions,
   PolicyGate,
   type PolicyLease,
   type PolicyQueueExit,
@@ -87,6 +88,26 @@ export interface ProxyPolicyOptions {
   readonly warn: (line: string) => void;
   /** Drain loop period, ms (default 100). */
   readonly drainPeriodMs?: number;
+  /** The system's conditions (conditions.ts) at each decision, dispatch and drain step (default: healthy). */
+  readonly conditions?: () => PolicyConditions;
+  /** A healthy endpoint of the rule a degrade pool names, with that rule's service, or null. */
+  readonly poolTarget?: (pool: string) => { service: string; target: Target } | null;
+  /**
+   * Checks a policy against the rules served before it is put in force (a swap).
+   * @throws PolicyNameAmbiguous naming the field
+   */
+  readonly checkNames?: (p: Policy) => void;
+}
+
+/** A policy name (degrade pool, dependency) that two rules carry: refused. */
+export class PolicyNameAmbiguous extends Error {
+  readonly code = 'SLUICE_E_POLICY_NAME';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A policy that defers without a durable store: refused. */
@@ -139,6 +160,7 @@ export class ProxyPolicy {
       store: this.store,
       deferId: () => `d${randomBytes(16).toString('base64url')}`,
       ...(o.drainPeriodMs === undefined ? {} : { drainPeriodMs: o.drainPeriodMs }),
+      ...(o.conditions === undefined ? {} : { conditions: o.conditions }),
       events: {
         onDispatch: (lease) => this.#dispatched(lease),
         onExpire: (ctx, why) => this.#expired(ctx, why),
@@ -316,6 +338,11 @@ export class ProxyPolicy {
         if (ex.policyLog !== null) ex.policyLog.max_tokens_sent = max;
       }
     }
+    if (lease.mode?.kind === 'pool') {
+      const to = this.#o.poolTarget?.(lease.mode.pool) ?? null;
+      ex.policyPool = { pool: lease.mode.pool, to };
+      if (ex.policyLog !== null) ex.policyLog.pool_service = to === null ? null : to.service;
+    }
     const left = Math.max(0, Math.floor(lease.deadlineMs - this.clock.now()));
     ex.backendHeaders = [DEADLINE_HEADER, String(left)];
     owner.policyRun(ex);
@@ -407,12 +434,7 @@ export class ProxyPolicy {
     const finish = (status: number, body?: Buffer, contentType?: string): void => {
       if (this.#closed) return;
       try {
-        if (this.store instanceof SqliteDeferStore)
-          this.store.finishWithResult(item.id, 'done', this.clock.now(), {
-            status,
-            ...(body === undefined ? {} : { body }),
-            ...(contentType === undefined ? {} : { contentType }),
-          });
+        // The gate ends the item in the store with the answer (finishWithResult) as it releases.
         this.gate.release(lease, {
           outcome: status > 0 && status < 500 ? 'completed' : 'failed',
           // The answer is kept for its client (the status endpoint): still wanted, not work done
@@ -420,6 +442,10 @@ export class ProxyPolicy {
           clientConnected: true,
           useful: status > 0 && status < 500,
           status,
+          result: {
+            ...(body === undefined ? {} : { body }),
+            ...(contentType === undefined ? {} : { contentType }),
+          },
         });
       } catch (e) {
         this.#o.warn(
@@ -471,6 +497,7 @@ export class ProxyPolicy {
       throw new PolicyDeferStoreMissing(
         `class ${deferring.join(', ')} defers (defer.enabled) but the proxy runs without --defer-db; deferred requests would be lost on a restart`,
       );
+    this.#o.checkNames?.(policy);
     const report = this.gate.swap(policy);
     this.#version++;
     this.#source = { text, fileName };
@@ -523,6 +550,11 @@ export class ProxyPolicy {
           : null,
     };
     return { status: 200, headers: { 'Cache-Control': 'no-store' }, body, error: '' };
+  }
+
+  /** The proxy's conditions changed (a breaker, maintenance, a rule): dispatch and drain by them now. */
+  conditionsChanged(): void {
+    if (!this.#stopping) this.gate.pump();
   }
 
   /** The scorecard in the Prometheus text format. */

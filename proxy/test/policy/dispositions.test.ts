@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../decision-log.js';
+import { parsePrometheusText } from '../../prom-text.js';
 import type { LoxiProxy, ProxyOptions } from '../../proxy.js';
 import { addRule, admin, freePort, infer, inferH2, rule, startProxy, until } from '../helpers.js';
 import { chat, PROXY_TEST_POLICY, RecordingBackend } from './policy-helpers.js';
@@ -296,6 +297,30 @@ describe('--policy dispositions as HTTP', () => {
         const base = name.replace(/_(bucket|sum|count)$/, '');
         expect(declared.has(name) || declared.has(base), line).toBe(true);
       }
+    }
+    // The repo's strict parser reads every line, and each family is declared exactly once.
+    const parsed = parsePrometheusText(m.body);
+    expect(parsed.badLines).toBe(0);
+    const typeLines = m.body.split('\n').filter((l) => l.startsWith('# TYPE '));
+    const names = typeLines.map((l) => l.split(' ')[2]!);
+    expect(names.length).toBeGreaterThan(10);
+    expect(new Set(names).size).toBe(names.length);
+    // The seat-holding time is one summary family with _sum and _count samples, not two counters.
+    expect(parsed.types.get('sluice_policy_duration_seconds')).toBe('summary');
+    expect(parsed.types.has('sluice_policy_duration_seconds_sum')).toBe(false);
+    expect(parsed.types.has('sluice_policy_duration_seconds_count')).toBe(false);
+    const count = parsed.samples.find(
+      (x) => x.name === 'sluice_policy_duration_seconds_count' && x.labels.class === 'interactive',
+    );
+    expect(count?.value).toBe(1);
+    const sum = parsed.samples.find(
+      (x) => x.name === 'sluice_policy_duration_seconds_sum' && x.labels.class === 'interactive',
+    );
+    expect(sum?.value).toBeGreaterThan(0);
+    // Counter families' samples all end in _total; a summary's only in _sum/_count.
+    for (const x of parsed.samples) {
+      const t = parsed.types.get(x.name) ?? parsed.types.get(x.name.replace(/_(sum|count|bucket)$/, ''));
+      if (t === 'summary') expect(x.name, x.name).toMatch(/_(sum|count)$/);
     }
   });
 });

@@ -26,6 +26,8 @@ export class RecordingBackend {
   /** Completed answers (200 written in full) per idempotency key. */
   readonly completedByKey = new Map<string, number>();
   holdMs = 50;
+  /** Status of its `/health` answer (the proxy's probes open its breaker on a failure). */
+  healthStatus = 200;
   /** Defer ids of replays being held right now. */
   readonly inflightDeferIds = new Set<string>();
   /** Called with each request as it arrives (after it is recorded). */
@@ -41,7 +43,8 @@ export class RecordingBackend {
       });
       req.on('end', () => {
         if ((req.url ?? '').startsWith('/health')) {
-          res.end('ok');
+          res.statusCode = this.healthStatus;
+          res.end(this.healthStatus === 200 ? 'ok' : 'down');
           return;
         }
         let j: Record<string, unknown> = {};
