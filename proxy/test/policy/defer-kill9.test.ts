@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe('the defer queue under kill -9 of the proxy', () => {
-  it('loses nothing: every deferred id is done after a restart, each completed once at the backend', async () => {
+  it('loses nothing: every deferred id is done after a restart; only an item draining at the kill is delivered (and completed) twice', async () => {
     backend = await new RecordingBackend().start();
     backend.holdMs = 500;
     const dir = mkdtempSync(join(tmpdir(), 'sluice-kill9-'));
@@ -121,8 +121,7 @@ describe('the defer queue under kill -9 of the proxy', () => {
     ).toBe(true);
     for (const id of deferred) expect((await state(id)).result?.status).toBe(200);
 
-    // At the backend: every deferred id arrived; each intent completed exactly once. Items
-    // draining at the kill were delivered twice (their first answer never reached the dead
+    // At the backend: every deferred id arrived. Items draining at the kill were delivered twice (their first answer never reached the dead
     // proxy), with the same idempotency key both times.
     const replays = backend.seen.filter((s) => s.deferId !== undefined);
     expect(new Set(replays.map((s) => s.deferId))).toEqual(new Set(deferred));
@@ -136,7 +135,15 @@ describe('the defer queue under kill -9 of the proxy', () => {
     for (const [, n] of deliveries) expect(n).toBeLessThanOrEqual(2);
     const keys2 = new Set(replays.map((s) => s.key));
     expect(keys2.size).toBe(deferred.length);
-    for (const k of keys2) expect(backend.completedByKey.get(k!), `intent ${k}`).toBe(1);
+    // Completed at the backend at least once each. Twice only for an item delivered twice: a held
+    // replay may finish writing its answer to the kernel just after the kill, an answer the dead
+    // proxy never read (at-least-once: a backend that honours the key completes it once).
+    const twiceKeys = new Set(replays.filter((s) => twice.includes(s.deferId!)).map((s) => s.key));
+    for (const k of keys2) {
+      const n = backend.completedByKey.get(k!) ?? 0;
+      expect(n, `intent ${k}`).toBeGreaterThanOrEqual(1);
+      expect(n, `intent ${k}`).toBeLessThanOrEqual(twiceKeys.has(k) ? 2 : 1);
+    }
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
   }, 90_000);
