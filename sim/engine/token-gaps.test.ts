@@ -124,3 +124,121 @@ describe('the step log', () => {
     expect(log.size).toBeLessThanOrEqual(8192);
   });
 });
+
+/** A sink that takes gaps late and pooled (as the run's ITL histogram does): a multiset of µs. */
+class PooledSink {
+  readonly counts = new Map<number, number>();
+  readonly sources: { settleGaps(): void }[] = [];
+  watchCalls = 0;
+  addUs(us: number): void {
+    this.addManyUs(us, 1);
+  }
+  addManyUs(us: number, n: number): void {
+    expect(Number.isInteger(us) && us >= 0 && Number.isInteger(n) && n >= 1).toBe(true);
+    this.counts.set(us, (this.counts.get(us) ?? 0) + n);
+  }
+  watch(source: { settleGaps(): void }): void {
+    this.watchCalls++;
+    this.sources.push(source);
+  }
+  settled(): Map<number, number> {
+    for (const s of this.sources) s.settleGaps();
+    return this.counts;
+  }
+}
+
+/** The multiset of `gaps` (µs). */
+function tally(gaps: readonly number[]): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const g of gaps) m.set(g, (m.get(g) ?? 0) + 1);
+  return m;
+}
+
+const sorted = (m: Map<number, number>): [number, number][] => [...m.entries()].sort((a, b) => a[0] - b[0]);
+
+describe('token gaps handed over late and pooled', () => {
+  it('are the same multiset as one by one, through preemptions, skipped steps, ring growth and settles mid-run', () => {
+    const e = new VllmEngine({
+      modelName: 'm',
+      limits: smallLimits({ numGpuBlocks: 40, maxNumBatchedTokens: 24, maxNumSeqs: 6, blockSize: 4 }),
+      stepTime: (s) => 1 + 0.013 * s.numTokens + 0.0007 * s.contextTokens,
+    });
+    const pooled = new PooledSink();
+    const eager: number[] = [];
+    const progress = new Map<string, RequestProgress>();
+    let seed = 11;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return 1 + (seed % n);
+    };
+    let next = 0;
+    let sent = 0;
+    let finished = 0;
+    let preemptions = 0;
+    let midSettles = 0;
+    for (let steps = 0; steps < 40_000; steps++) {
+      const at = e.nextStepAt();
+      if (sent < 600 && (at === null || next <= at)) {
+        // Some long requests keep old steps needed while others come and go (the ring grows).
+        const out = sent % 97 === 0 ? 400 : rand(60);
+        const r: EngineRequest = { id: `r${sent}`, promptTokens: rand(40), outputTokens: out };
+        if (e.submit(r, next).accepted) progress.set(r.id, e.progress(r.id)!);
+        sent++;
+        next += rand(6);
+        continue;
+      }
+      if (at === null) break;
+      const out = e.step(at);
+      preemptions += out.preempted.length;
+      for (const f of out.finished) {
+        const p = progress.get(f.request.id)!;
+        // Every other request only: the pool must hold exactly the gaps of those handed over.
+        if (finished++ % 2 === 1) continue;
+        const firstEager = p.tokenGaps!({ addUs: (g) => eager.push(g) });
+        const firstPooled = p.tokenGaps!(pooled);
+        expect(firstPooled).toBe(firstEager);
+      }
+      // Reading the pool mid-run must not lose what is handed over after.
+      if (steps % 500 === 0) {
+        pooled.settled();
+        midSettles++;
+      }
+    }
+    expect(finished).toBeGreaterThan(500);
+    expect(preemptions).toBeGreaterThan(0);
+    expect(midSettles).toBeGreaterThan(5);
+    expect(pooled.watchCalls).toBe(1);
+    expect(eager.length).toBeGreaterThan(5_000);
+    expect(sorted(pooled.settled())).toEqual(sorted(tally(eager)));
+  });
+
+  it('by hand: two requests over the same steps are one pooled count per step', () => {
+    const e = new VllmEngine({ modelName: 'm', limits: smallLimits(), stepTime });
+    const pooled = new PooledSink();
+    const calls: [number, number][] = [];
+    const spy = {
+      addUs: (us: number) => calls.push([us, 1]),
+      addManyUs: (us: number, n: number) => calls.push([us, n]),
+      watch: (s: { settleGaps(): void }) => pooled.watch(s),
+    };
+    e.submit({ id: 'a', promptTokens: 8, outputTokens: 4 }, 0);
+    e.submit({ id: 'b', promptTokens: 8, outputTokens: 4 }, 0);
+    const pa = e.progress('a')!;
+    const pb = e.progress('b')!;
+    // 0: both prefill (5 ms) → 5: first tokens; then 3 decodes of 4 ms: 9, 13, 17.
+    let at: number | null = 0;
+    while (at !== null) {
+      e.step(at);
+      at = e.nextStepAt();
+    }
+    expect(pa.tokenGaps!(spy)).toBe(5);
+    expect(pb.tokenGaps!(spy)).toBe(5);
+    expect(calls).toEqual([]);
+    pooled.settled();
+    expect(calls).toEqual([
+      [4000, 2],
+      [4000, 2],
+      [4000, 2],
+    ]);
+  });
+});

@@ -87,8 +87,9 @@ export interface RequestProgress {
   readonly emittedTokens: number;
   /**
    * Hands `sink` the gaps (whole µs) between this engine's consecutive emissions of the
-   * request's tokens, in order, and returns when it emitted the first of them (ms; NaN when
-   * none). Read it when the request finishes on this engine, before the engine steps again: the
+   * request's tokens, and returns when it emitted the first of them (ms; NaN when none). A
+   * sink without `watch` gets them in order, during the call; one with it may get the gaps
+   * between consecutive steps later, pooled (see {@link GapSink.addManyUs}). Read it when the request finishes on this engine, before the engine steps again: the
    * engine keeps the times of its steps only while a request it holds may need them. Absent
    * from an engine that does not time tokens one by one.
    */
@@ -99,6 +100,24 @@ export interface RequestProgress {
 export interface GapSink {
   /** One gap, in whole microseconds (≥ 0). */
   addUs(us: number): void;
+  /**
+   * `n` (≥ 1) gaps of `us` whole microseconds. A sink with this and {@link GapSink.watch} lets
+   * an engine hand over its gaps late, pooled with other requests' (the ones from consecutive
+   * steps: one call per step for all of them); without them, every gap comes through `addUs`
+   * during the `tokenGaps` call.
+   */
+  addManyUs?(us: number, n: number): void;
+  /**
+   * `source` holds gaps handed to this sink that it has not passed on yet: the sink calls its
+   * `settleGaps` before it reads its counts. Called once per source and sink.
+   */
+  watch?(source: DeferredGaps): void;
+}
+
+/** Holds gaps meant for a {@link GapSink} until asked. */
+export interface DeferredGaps {
+  /** Hands the sink every gap held for it so far. */
+  settleGaps(): void;
 }
 
 /** What one `step(nowMs)` call did. */

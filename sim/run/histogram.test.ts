@@ -79,3 +79,53 @@ describe('microsecond histogram', () => {
     expect(top).toBeLessThanOrEqual(((2 ** 31 + 5) / 1000) * 1.005);
   });
 });
+
+describe('MicrosecondHistogram.addManyUs and watched sources', () => {
+  it('counts n equal values as n calls of addUs would, in every read', () => {
+    const one = new MicrosecondHistogram();
+    const many = new MicrosecondHistogram();
+    const values: [number, number][] = [
+      [0, 3],
+      [-5, 2],
+      [1023, 1],
+      [1024, 7],
+      [20_417, 250],
+      [2 ** 31 + 17, 2],
+      [7, 0],
+    ];
+    for (const [v, n] of values) {
+      for (let i = 0; i < n; i++) one.addUs(v);
+      many.addManyUs(v, n);
+    }
+    expect(many.count).toBe(265);
+    expect(many.count).toBe(one.count);
+    expect(many.mean).toBe(one.mean);
+    expect(many.max).toBe(one.max);
+    for (const q of [0, 0.01, 0.02, 0.5, 0.99, 0.995, 1]) expect(many.quantile(q)).toBe(one.quantile(q));
+  });
+
+  it('settles a watched source before every read, and once per source', () => {
+    const h = new MicrosecondHistogram();
+    let pending: number[] = [];
+    let settles = 0;
+    const source = {
+      settleGaps: () => {
+        settles++;
+        for (const v of pending) h.addManyUs(v, 2);
+        pending = [];
+      },
+    };
+    h.watch(source);
+    h.watch(source);
+    pending = [5000, 6000];
+    expect(h.count).toBe(4);
+    expect(settles).toBe(1);
+    pending = [9000];
+    expect(h.max).toBe(9);
+    pending = [100];
+    expect(h.quantile(0)).toBe(0.1);
+    pending = [1000];
+    expect(h.mean).toBe((2 * 5000 + 2 * 6000 + 2 * 9000 + 2 * 100 + 2 * 1000) / 10 / 1000);
+    expect(settles).toBe(4);
+  });
+});

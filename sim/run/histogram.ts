@@ -4,6 +4,8 @@
  * so a percentile is within 0.5 % of the exact one whatever the run length.
  */
 
+import type { DeferredGaps } from '../engine/types.js';
+
 const LINEAR_LIMIT_MS = 1;
 const LINEAR_STEP_MS = 0.01;
 const LINEAR_BUCKETS = Math.round(LINEAR_LIMIT_MS / LINEAR_STEP_MS);
@@ -98,10 +100,23 @@ const US_BUCKETS = (31 - MANTISSA_BITS + 1) * SUB;
 export class MicrosecondHistogram {
   readonly #counts = new Float64Array(US_BUCKETS);
   readonly #over = new LatencyHistogram();
-  count = 0;
+  #count = 0;
   /** Sum and largest of the values, µs. */
   #sumUs = 0;
   #maxUs = 0;
+  /** Sources holding values for this histogram, settled before any read (see `GapSink.watch`). */
+  readonly #deferred: DeferredGaps[] = [];
+
+  /** Values counted (after settling the deferred ones). */
+  get count(): number {
+    this.#settle();
+    return this.#count;
+  }
+
+  /** Counts the values of `source` before every read from now on. */
+  watch(source: DeferredGaps): void {
+    if (!this.#deferred.includes(source)) this.#deferred.push(source);
+  }
 
   /** Adds a value in ms, rounded to the µs (negative values count as 0). */
   add(ms: number): void {
@@ -118,20 +133,43 @@ export class MicrosecondHistogram {
     } else {
       this.#over.add(v / 1000);
     }
-    this.count++;
+    this.#count++;
     this.#sumUs += v;
+    if (v > this.#maxUs) this.#maxUs = v;
+  }
+
+  /** Adds `n` values of `us` whole µs (negative values count as 0; `n` a whole number, 0 adds none): O(1). */
+  addManyUs(us: number, n: number): void {
+    if (!(n > 0)) return;
+    // biome-ignore lint/complexity/useMathMinMax: a NaN counts as 0 here, where Math.max would keep it
+    const v = us > 0 ? us : 0;
+    if (v < EXACT_LIMIT_US) {
+      const b = bucketOfUs(v);
+      this.#counts[b] = (this.#counts[b] as number) + n;
+    } else {
+      for (let i = 0; i < n; i++) this.#over.add(v / 1000);
+    }
+    this.#count += n;
+    this.#sumUs += v * n;
     if (v > this.#maxUs) this.#maxUs = v;
   }
 
   /** The largest value, ms. */
   get max(): number {
+    this.#settle();
     return this.#maxUs / 1000;
+  }
+
+  #settle(): void {
+    const d = this.#deferred;
+    for (let i = 0; i < d.length; i++) (d[i] as DeferredGaps).settleGaps();
   }
 
   /** The q-quantile (0..1), ms: the upper edge of the nearest-rank sample's bucket, capped at the maximum; NaN when empty. */
   quantile(q: number): number {
-    if (this.count === 0) return Number.NaN;
-    const rank = Math.max(1, Math.ceil(q * this.count));
+    const count = this.count;
+    if (count === 0) return Number.NaN;
+    const rank = Math.max(1, Math.ceil(q * count));
     let seen = 0;
     const counts = this.#counts;
     for (let b = 0; b < US_BUCKETS; b++) {
@@ -142,7 +180,8 @@ export class MicrosecondHistogram {
   }
 
   get mean(): number {
-    return this.count === 0 ? Number.NaN : this.#sumUs / this.count / 1000;
+    const count = this.count;
+    return count === 0 ? Number.NaN : this.#sumUs / count / 1000;
   }
 }
 
