@@ -35,7 +35,8 @@ const alive = (pid: number): boolean => {
 const configFor = (servers: number[], port: number): string =>
   haproxyConfig({ servers, maxconnPerServer: 4, queueDepth: 4, queueWaitMs: 1000, port });
 
-describe.skipIf(!found.ok)('HAProxy as a child process', () => {
+// In CI (.ci/run installs HAProxy) a missing binary fails the tests instead of skipping them.
+describe.skipIf(!found.ok && process.env.CI !== 'true')('HAProxy as a child process', () => {
   const bin = found.ok ? found.path : '';
   let backend: Server;
   let backendPort = 0;
