@@ -25,26 +25,49 @@ const useful = (s: RunSummary, cls?: string): number =>
     .filter((c) => cls === undefined || c.class === cls)
     .reduce((n, c) => n + c.useful_on_time, 0);
 
+/** Useful on-time completions of `cls` that ended in [fromMs, toMs) of the virtual clock. */
+const usefulBetween = (sink: MemorySink, cls: string, fromMs: number, toMs: number): number =>
+  sink.requests.filter((r) => {
+    if (r.useful !== true || r.class !== cls || r.e2e_ms === '') return false;
+    const end = r.sent_ms + r.e2e_ms;
+    return end >= fromMs && end < toMs;
+  }).length;
+
 describe('the worked example, FIFO against the policy', () => {
   it('gives more useful on-time completions, and interactive progress, under the policy', async () => {
-    const fifo = await run('worked-example-fifo.yaml');
+    const fifoKept = new MemorySink(true);
+    const fifo = await run('worked-example-fifo.yaml', fifoKept);
     const kept = new MemorySink(true);
     const policy = await run('worked-example-policy.yaml', kept);
     for (const s of [fifo, policy]) {
       expect(s.conservation_ok).toBe(true);
       expect(s.offered).toBe(fifo.offered);
-      expect(s.classes?.map((c) => c.class)).toEqual(['interactive', 'work-order', 'batch']);
+      expect(s.classes?.map((c) => c.class).sort()).toEqual(['batch', 'interactive', 'work-order']);
     }
     // Same clients: the same logical requests are offered to both gates.
-    expect(policy.classes?.map((c) => c.offered)).toEqual(fifo.classes?.map((c) => c.offered));
-    // The claim: more useful on-time completions in all, and for the protected class.
-    expect(useful(policy)).toBeGreaterThan(2 * useful(fifo));
-    expect(useful(policy, 'interactive')).toBeGreaterThan(5 * useful(fifo, 'interactive'));
-    // FIFO completes interactive work mostly too late to be useful; the policy mostly in time.
+    const offeredBy = (s: RunSummary): Record<string, number> =>
+      Object.fromEntries((s.classes ?? []).map((c) => [c.class, c.offered]));
+    expect(offeredBy(policy)).toEqual(offeredBy(fifo));
+    // Before the slowdown (t < 60 s) the load fits the 40 seats: both gates answer almost every
+    // interactive request in time, and within 2% of each other.
+    const preFifo = usefulBetween(fifoKept, 'interactive', 0, 60_000);
+    const prePolicy = usefulBetween(kept, 'interactive', 0, 60_000);
+    expect(preFifo).toBeGreaterThan(300);
+    expect(Math.abs(prePolicy - preFifo)).toBeLessThan(0.02 * preFifo);
+    // During the slowdown and the batch burst (60-180 s) FIFO's interactive answers are late;
+    // the policy keeps answering in time.
+    const inFifo = usefulBetween(fifoKept, 'interactive', 60_000, 180_000);
+    const inPolicy = usefulBetween(kept, 'interactive', 60_000, 180_000);
+    expect(inFifo).toBeLessThan(20);
+    expect(inPolicy).toBeGreaterThan(300);
+    // The claim over the whole run: more useful on-time completions in all, for the protected
+    // interactive class, and no less progress for the work-order class.
+    expect(useful(policy)).toBeGreaterThan(1.3 * useful(fifo));
+    expect(useful(policy, 'interactive')).toBeGreaterThan(1.3 * useful(fifo, 'interactive'));
+    expect(useful(policy, 'work-order')).toBeGreaterThanOrEqual(useful(fifo, 'work-order'));
     const fi = fifo.classes!.find((c) => c.class === 'interactive')!;
     const pi = policy.classes!.find((c) => c.class === 'interactive')!;
-    expect(fi.completed_late).toBeGreaterThan(fi.useful_on_time);
-    expect(pi.useful_on_time).toBeGreaterThan(pi.completed_late);
+    expect(pi.completed_late).toBeLessThan(fi.completed_late);
     // The policy's own books: its scorecard decided every inference attempt of the run exactly
     // once (warm-up included), and every record carries one of the five dispositions.
     const card = policy.policy!.scorecard as { totals: { offered: number } };
@@ -53,11 +76,14 @@ describe('the worked example, FIFO against the policy', () => {
     for (const r of inference)
       expect(['admit', 'queue', 'degrade', 'defer', 'reject']).toContain(r.disposition);
     expect(policy.policy!.useful_on_time.interactive).toBe(pi.useful_on_time);
-    // The batch burst was deferred and drained at its pace, not sent to the provider at once.
+    // The batch burst was deferred and drained at its pace, not sent to the provider at once:
+    // fewer batch cases complete within the run than under FIFO.
     const batch = policy.classes!.find((c) => c.class === 'batch')!;
+    const fifoBatch = fifo.classes!.find((c) => c.class === 'batch')!;
     expect(batch.dispositions.defer).toBeGreaterThan(400);
     expect(policy.policy!.deferred.completed).toBeGreaterThan(0);
     expect(policy.policy!.deferred.completed).toBeLessThan(batch.dispositions.defer!);
+    expect(batch.completed).toBeLessThan(fifoBatch.completed);
   }, 120_000);
 
   it('reruns the policy scenario to byte-identical outputs', async () => {
