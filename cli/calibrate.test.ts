@@ -89,10 +89,22 @@ describe('sluice calibrate', () => {
 
   it('sluice engine --profile-file refuses a file fitted for another profile (exit 2)', async () => {
     const [f] = write({ 'a100.json': { base: 'llama-3.1-8b-a100-40g', terms: {} } });
-    const r = await sluiceProcess(['engine', '--port', '0', '--profile-file', f as string]);
+    const r = await sluiceProcess([
+      'engine',
+      '--port',
+      '0',
+      '--profile',
+      'llama-3.1-8b-h100',
+      '--profile-file',
+      f as string,
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
       /base is "llama-3\.1-8b-a100-40g", but it is applied to profile llama-3\.1-8b-h100/,
     );
+    // Without --profile the file's own base is taken, and then its empty terms are what is wrong.
+    const own = await sluiceProcess(['engine', '--port', '0', '--profile-file', f as string]);
+    expect(own.code).toBe(2);
+    expect(own.stderr).toMatch(/terms\.memEfficiency is undefined; expected a number from 0\.2 to 1/);
   }, 60_000);
 });

@@ -19,6 +19,7 @@ import {
   loadOf,
   parseBenchResult,
 } from '../sim/engine/calibrate.js';
+import { formatProfileFile } from '../sim/engine/profile-file.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../sim/engine/profiles.js';
 import { parseScrapeSpec, scrapePoint } from './calibrate-scrape.js';
 import { reportError, UsageError } from './errors.js';
@@ -72,7 +73,10 @@ export function calibrateCommand(): Command {
       },
       'llama-3.1-8b-h100',
     )
-    .option('--out <file>', 'where to write the fitted profile (JSON, for profile_file in a scenario)')
+    .option(
+      '--out <file>',
+      'where to write the fitted profile (YAML for a .yaml/.yml name, else JSON; for profile_file in a scenario)',
+    )
     .action((files: string[], opts: { base: string; out?: string; scrape?: string[] }) => {
       try {
         const points = files.map(readPoint);
@@ -121,7 +125,7 @@ export function calibrateCommand(): Command {
         );
         process.stdout.write(`${[...notes, ...out].join('\n')}\n`);
         if (opts.out !== undefined) {
-          writeFileSync(opts.out, `${JSON.stringify(calibratedProfileFile(opts.base, cal), null, 2)}\n`);
+          writeFileSync(opts.out, formatProfileFile(calibratedProfileFile(opts.base, cal), opts.out));
           process.stdout.write(`wrote ${opts.out}\n`);
         }
       } catch (err) {

@@ -17,6 +17,7 @@ import {
 import { FaultError, type Faults } from '../loadgen/emulator/faults.js';
 import { applyCalibratedProfile } from '../sim/engine/calibrate.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../sim/engine/exposition.js';
+import { parseProfileFileText, profileFileBase } from '../sim/engine/profile-file.js';
 import {
   DEPLOYMENT_PROFILES,
   type DeploymentProfile,
@@ -49,7 +50,8 @@ function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
 interface EngineFlags {
   port: number;
   host: string;
-  profile: string;
+  /** Absent: the base of --profile-file, else the default profile. */
+  profile?: string;
   profileFile?: string;
   timeScale: number;
   model?: string;
@@ -72,6 +74,8 @@ interface EngineFlags {
 }
 
 function optionsOf(f: EngineFlags): EmulatorOptions {
+  const file = f.profileFile === undefined ? undefined : readProfileFile(f.profileFile);
+  const profile = f.profile ?? (file === undefined ? DEFAULT_PROFILE : profileFileBase(file, f.profileFile!));
   const faults: Partial<Faults> = {
     ...(f.slowdown === undefined ? {} : { slowdown: f.slowdown }),
     ...(f.errorRate === undefined ? {} : { errorRate: f.errorRate }),
@@ -84,7 +88,7 @@ function optionsOf(f: EngineFlags): EmulatorOptions {
   return {
     host: f.host,
     port: f.port,
-    profile: f.profile,
+    profile,
     timeScale: f.timeScale,
     metricsVersion: f.metricsVersion,
     seed: f.seed,
@@ -94,7 +98,7 @@ function optionsOf(f: EngineFlags): EmulatorOptions {
     ...(f.model === undefined ? {} : { model: f.model }),
     ...(f.maxNumSeqs === undefined ? {} : { maxNumSeqs: f.maxNumSeqs }),
     ...(f.meanServiceMs === undefined ? {} : { meanServiceMs: f.meanServiceMs }),
-    ...(f.profileFile === undefined ? {} : { calibrated: calibratedOf(f.profile, f.profileFile) }),
+    ...(file === undefined ? {} : { calibrated: calibratedOf(profile, file, f.profileFile!) }),
     fixed: {
       ...(f.ttftMs === undefined ? {} : { ttftMs: f.ttftMs }),
       ...(f.itlMs === undefined ? {} : { itlMs: f.itlMs }),
@@ -102,17 +106,20 @@ function optionsOf(f: EngineFlags): EmulatorOptions {
   };
 }
 
-/** The built-in `profile` with the terms of a `sluice calibrate --out` file. */
-function calibratedOf(profile: string, file: string): DeploymentProfile {
-  if (!(profile in DEPLOYMENT_PROFILES)) {
-    throw new UsageError(`--profile-file: only for a deployment profile (--profile is ${profile})`);
-  }
-  let json: unknown;
+/** The parsed `--profile-file`. */
+function readProfileFile(file: string): unknown {
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
+    return parseProfileFileText(readFileSync(file, 'utf8'), file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
-    throw new UsageError(`--profile-file: ${file} is not JSON (${(err as Error).message})`);
+    throw new UsageError(`--profile-file: ${(err as Error).message}`);
+  }
+}
+
+/** The built-in `profile` with the terms of a `sluice calibrate --out` file. */
+function calibratedOf(profile: string, json: unknown, file: string): DeploymentProfile {
+  if (!(profile in DEPLOYMENT_PROFILES)) {
+    throw new UsageError(`--profile-file: only for a deployment profile (--profile is ${profile})`);
   }
   const id = profile as DeploymentProfileId;
   return applyCalibratedProfile(json, id, DEPLOYMENT_PROFILES[id], file);
@@ -146,13 +153,12 @@ export function engineCommand(hooks: EngineCommandHooks = {}): Command {
     .option('--host <addr>', 'listen address', '127.0.0.1')
     .option(
       '--profile <name>',
-      `engine profile: ${EMULATOR_PROFILES.join(', ')}`,
+      `engine profile: ${EMULATOR_PROFILES.join(', ')} (default: the base of --profile-file, else ${DEFAULT_PROFILE})`,
       oneOf('--profile', EMULATOR_PROFILES),
-      DEFAULT_PROFILE,
     )
     .option(
       '--profile-file <file>',
-      'a profile fitted by sluice calibrate --out, applied to --profile (its base)',
+      'a profile fitted by sluice calibrate --out (YAML or JSON), applied to its base profile',
     )
     .option(
       '--time-scale <x>',

@@ -157,6 +157,19 @@ export function checkWholeRule(rule: unknown, ctx: z.RefinementCtx, prefix: Path
     return 1;
   }
   let problems = 0;
+  if (!parsed.aiGateway) {
+    // The gate admits only AI-gateway services; any other rule would run ungated, which a
+    // simulation of the gate cannot mean.
+    const sa = (rule as { serviceArguments?: Record<string, unknown> }).serviceArguments ?? {};
+    report(
+      ctx,
+      [...prefix, 'serviceArguments', 'sse_mode'],
+      sa.sse_mode,
+      'the rule is not an AI-gateway service, so the gate would not admit anything through it',
+      'mode: 4 with sse_mode: true (or pd_disagg_mode, or an enforcing api_key_auth)',
+    );
+    problems++;
+  }
   for (const f of INERT_SERVICE_FIELDS) {
     const v = parsed.base[f];
     if (v === undefined) continue;

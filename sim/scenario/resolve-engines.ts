@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { endpointId } from '../../gate/index.js';
 import { applyCalibratedProfile } from '../engine/calibrate.js';
+import { parseProfileFileText, profileFileBase } from '../engine/profile-file.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfile, type DeploymentProfileId } from '../engine/profiles.js';
 import { dataFileCandidates } from './data-files.js';
 import type { EngineGroup, Path, PoolEndpoint, Reporter, ResolveOptions } from './resolve.js';
@@ -89,7 +90,22 @@ function nameGroups(
   const engines: EngineGroup[] = [];
   const names = new Set<string>();
   const profileUses = new Map<string, number>();
-  for (const { spec, path } of groupSpecs) {
+  for (const { spec: given, path } of groupSpecs) {
+    const file_ =
+      given.profile_file === undefined ? undefined : readProfileFile(given, path, file, report, options);
+    const profile = given.profile ?? file_?.base;
+    if (profile === undefined) {
+      if (given.profile_file === undefined) {
+        report(
+          [...path, 'profile'],
+          undefined,
+          'is missing; expected a profile name, or a profile_file (whose base is the profile)',
+          'a profile name, or a profile_file',
+        );
+      }
+      continue;
+    }
+    const spec = { ...given, profile };
     let name = spec.name;
     if (name === undefined) {
       const n = (profileUses.get(spec.profile) ?? 0) + 1;
@@ -106,9 +122,7 @@ function nameGroups(
     }
     names.add(name);
     const calibrated =
-      spec.profile_file === undefined
-        ? undefined
-        : calibratedProfile(spec, [...path, 'profile_file'], file, report, options);
+      file_ === undefined ? undefined : calibratedProfile(spec, file_, [...path, 'profile_file'], report);
     engines.push({ ...spec, name, ...(calibrated === undefined ? {} : { calibrated }) });
   }
   return engines;
@@ -152,20 +166,23 @@ function pairEndpoints(
   return endpoints;
 }
 
-/** The group's deployment profile with its `profile_file` applied (undefined after a reported problem). */
-function calibratedProfile(
+/** A group's `profile_file`, read and parsed, with the base it names. */
+interface ProfileFile {
+  readonly ref: string;
+  readonly json: unknown;
+  readonly base: string;
+}
+
+/** Reads the group's `profile_file` (undefined after a reported problem, or when files are not checked). */
+function readProfileFile(
   spec: EngineGroupSpec,
-  path: Path,
+  groupPath: Path,
   file: string,
   report: Reporter,
   options: ResolveOptions,
-): DeploymentProfile | undefined {
+): ProfileFile | undefined {
+  const path = [...groupPath, 'profile_file'];
   const ref = spec.profile_file as string;
-  if (!(spec.profile in DEPLOYMENT_PROFILES)) {
-    report(path, ref, `is only for a deployment profile (this group is ${spec.profile})`, 'no profile_file');
-    return undefined;
-  }
-  const id = spec.profile as DeploymentProfileId;
   const candidates = dataFileCandidates(ref, file, options.cwd ?? process.cwd());
   const found = candidates.find((p) => existsSync(p));
   if (found === undefined) {
@@ -179,11 +196,42 @@ function calibratedProfile(
     return undefined;
   }
   try {
-    return applyCalibratedProfile(JSON.parse(readFileSync(found, 'utf8')), id, DEPLOYMENT_PROFILES[id], ref);
+    const json = parseProfileFileText(readFileSync(found, 'utf8'), ref);
+    return { ref, json, base: profileFileBase(json, ref) };
   } catch (err) {
     report(
       path,
       ref,
+      err instanceof Error ? err.message : String(err),
+      'a file written by sluice calibrate --out',
+    );
+    return undefined;
+  }
+}
+
+/** The group's deployment profile with its `profile_file` applied (undefined after a reported problem). */
+function calibratedProfile(
+  spec: EngineGroup | (EngineGroupSpec & { profile: string }),
+  f: ProfileFile,
+  path: Path,
+  report: Reporter,
+): DeploymentProfile | undefined {
+  if (!(spec.profile in DEPLOYMENT_PROFILES)) {
+    report(
+      path,
+      f.ref,
+      `is only for a deployment profile (this group is ${spec.profile})`,
+      'a file whose base is a deployment profile, or no profile_file',
+    );
+    return undefined;
+  }
+  const id = spec.profile as DeploymentProfileId;
+  try {
+    return applyCalibratedProfile(f.json, id, DEPLOYMENT_PROFILES[id], f.ref);
+  } catch (err) {
+    report(
+      path,
+      f.ref,
       err instanceof Error ? err.message : String(err),
       'a file written by sluice calibrate --out',
     );

@@ -24,7 +24,9 @@ export type Path = (string | number)[];
 export type Reporter = PolicyReporter;
 
 /** An engine group with its name resolved. */
-export type EngineGroup = EngineGroupSpec & {
+export type EngineGroup = Omit<EngineGroupSpec, 'profile'> & {
+  /** The profile: as written, or the base of the group's `profile_file`. */
+  profile: NonNullable<EngineGroupSpec['profile']>;
   name: string;
   /** The deployment profile with a `profile_file`'s calibrated terms applied. */
   calibrated?: DeploymentProfile;

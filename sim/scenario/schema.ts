@@ -607,15 +607,16 @@ export const engineGroupSchema = z
       ),
     profile: z
       .enum(ENGINE_PROFILES)
+      .optional()
       .describe(
-        'Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays).',
+        "Deployment profile, or exponential (analytic checks), fitted (coefficients below) or recorded (each request runs for the time a gateway recorded for it; for decision-log replays). Required unless profile_file is given (then it defaults to the file's base).",
       ),
     profile_file: z
       .string()
       .min(1)
       .optional()
       .describe(
-        "A profile fitted by `sluice calibrate --out` (JSON): its terms replace those of `profile`, which must be the file's base. Relative to the scenario file.",
+        'A profile fitted by `sluice calibrate --out` (YAML or JSON): its terms replace those of its base deployment profile; `profile`, when also given, must be that base. Relative to the scenario file.',
       ),
     count: z.int().min(1).max(L.engines).default(1).describe('Number of engines (one endpoint each).'),
     role: z.enum(ENGINE_ROLES).default('normal').describe('normal, or prefill / decode for a P/D pool.'),
@@ -788,7 +789,7 @@ export function isEngineGroupItem(item: unknown): boolean {
   const keys = Object.keys(item);
   return (
     !keys.some((k) => (ENDPOINT_KEYS as readonly string[]).includes(k) && k !== 'role' && k !== 'weight') &&
-    (keys.includes('profile') || keys.includes('count'))
+    (keys.includes('profile') || keys.includes('profile_file') || keys.includes('count'))
   );
 }
 
