@@ -5,11 +5,11 @@
  */
 
 import type { LoadSetup } from '../../sim/clients/schedule.js';
-import { readTrace } from '../../sim/clients/trace-files.js';
 import type { TraceRecord } from '../../sim/clients/trace-parse.js';
 import { Simulator } from '../../sim/kernel/simulator.js';
 import { buildAdmission } from '../../sim/run/admission.js';
 import type { RunSummary } from '../../sim/run/records.js';
+import { replayedTrace } from '../../sim/run/trace-pull.js';
 import { toClientConfig } from '../../sim/scenario/client-config.js';
 import type { Scenario } from '../../sim/scenario/resolve.js';
 import { scaleSetup } from '../shared/scale.js';
@@ -68,7 +68,7 @@ export async function prepareLoad(
   if (tr !== undefined) {
     traceRecords = [];
     const limit = Math.min(tr.limit ?? MAX_TRACE_RECORDS, MAX_TRACE_RECORDS);
-    for await (const rec of readTrace(tr.path, { format: tr.format, limit })) {
+    for await (const rec of replayedTrace(tr, opts.seed ?? scenario.seed, undefined, limit)) {
       if (tr.startMs + rec.atMs / tr.speedup >= endMs) break;
       traceRecords.push(rec);
     }

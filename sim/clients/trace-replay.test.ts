@@ -2,7 +2,7 @@ import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { tokenHistograms } from './trace-empirical.js';
 import type { TraceRecord } from './trace-parse.js';
-import { scaleTrace, spreadQuantised } from './trace-replay.js';
+import { spreadQuantised } from './trace-replay.js';
 
 const rec = (atMs: number, line: number): TraceRecord => ({
   atMs,
@@ -16,22 +16,6 @@ async function collect(records: AsyncIterable<TraceRecord>): Promise<TraceRecord
   for await (const r of records) out.push(r);
   return out;
 }
-
-describe('scaling a trace', () => {
-  it('compresses time by the speed-up and shifts it to startMs', async () => {
-    const out = await collect(
-      scaleTrace([rec(0, 1), rec(3000, 2), rec(9000, 3)], { speedup: 3, startMs: 50 }),
-    );
-    expect(out.map((r) => r.atMs)).toEqual([50, 1050, 3050]);
-    expect(out[1]).toEqual({ atMs: 1050, promptTokens: 20, outputTokens: 2, line: 2 });
-  });
-
-  it('rejects a speed-up of 0', async () => {
-    await expect(collect(scaleTrace([rec(0, 1)], { speedup: 0 }))).rejects.toThrow(
-      'trace.speedup: 0 is not a positive number',
-    );
-  });
-});
 
 describe('spreading quantised timestamps', () => {
   it('spreads each group over its bucket, keeping file order and time order, deterministically', async () => {

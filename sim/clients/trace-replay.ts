@@ -1,28 +1,11 @@
 /**
- * Pure transforms of a stream of trace records for replay: time compression and the spreading of
- * quantised timestamps. Both stream (sync or async input) and keep at most one timestamp group in memory.
+ * A pure transform of a stream of trace records for replay: the spreading of quantised
+ * timestamps (`trace.spread_quantised_ms`; time compression is `schedule.ts`'s). It streams (sync
+ * or async input) and keeps at most one timestamp group in memory.
  */
 import { requirePositive } from './errors.js';
 import type { RandomFn } from './rng.js';
 import type { TraceRecord } from './trace-parse.js';
-
-/** Options of {@link scaleTrace}. */
-export interface ScaleTraceOptions {
-  /** Time compression: 2 replays the trace twice as fast. Default 1. */
-  speedup?: number;
-  /** Virtual time of the first record, ms. Default 0. */
-  startMs?: number;
-}
-
-/** Records with `atMs` mapped to `startMs + atMs / speedup`. */
-export async function* scaleTrace(
-  records: AsyncIterable<TraceRecord> | Iterable<TraceRecord>,
-  options: ScaleTraceOptions = {},
-): AsyncGenerator<TraceRecord> {
-  const speedup = requirePositive('trace.speedup', options.speedup ?? 1);
-  const startMs = options.startMs ?? 0;
-  for await (const r of records) yield { ...r, atMs: startMs + r.atMs / speedup };
-}
 
 /**
  * Spreads records that share a quantised timestamp over the bucket that follows it: the k records

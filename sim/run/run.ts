@@ -154,6 +154,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     setup.trace,
     endMs,
     (rec) => sendNew(factory.fromTrace(rec, sim.now())),
+    seed,
     opts.onBadTraceLine,
   );
   scheduleScrapes(sim, seed, scenario, nodes, admission);

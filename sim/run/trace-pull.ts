@@ -7,6 +7,8 @@ import type { TraceFormatError } from '../clients/errors.js';
 import { traceSendAtMs } from '../clients/schedule.js';
 import { readTrace } from '../clients/trace-files.js';
 import type { TraceRecord } from '../clients/trace-parse.js';
+import { spreadQuantised } from '../clients/trace-replay.js';
+import { uniformStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { TraceReplayConfig } from '../scenario/client-config.js';
 
@@ -34,18 +36,14 @@ export class TracePull {
     tr: TraceReplayConfig | undefined,
     endMs: number,
     send: (rec: TraceRecord) => void,
+    seed: string | number,
     onBadLine?: (err: TraceFormatError) => void,
   ) {
     this.#sim = sim;
     this.#tr = tr;
     this.#endMs = endMs;
     this.#send = send;
-    this.#trace = tr
-      ? readTrace(tr.path, {
-          format: tr.format,
-          ...(onBadLine ? { skipBadLines: true, onBadLine } : {}),
-        })[Symbol.asyncIterator]()
-      : null;
+    this.#trace = tr ? replayedTrace(tr, seed, onBadLine)[Symbol.asyncIterator]() : null;
     this.done = this.#trace === null;
   }
 
@@ -72,4 +70,25 @@ export class TracePull {
       sim.schedule(Math.max(at, sim.now()), () => this.#send(rec));
     }
   }
+}
+
+/**
+ * The trace's records as replayed: read from the file, and with `spread_quantised_ms` the records
+ * sharing a quantised timestamp spread over the bucket after it, by the seed's `trace.spread`
+ * stream (the same seed, the same times).
+ */
+export function replayedTrace(
+  tr: TraceReplayConfig,
+  seed: string | number,
+  onBadLine?: (err: TraceFormatError) => void,
+  limit?: number,
+): AsyncIterable<TraceRecord> {
+  const records = readTrace(tr.path, {
+    format: tr.format,
+    ...(onBadLine ? { skipBadLines: true, onBadLine } : {}),
+    ...(limit === undefined ? {} : { limit }),
+  });
+  return tr.spreadQuantisedMs === undefined
+    ? records
+    : spreadQuantised(records, tr.spreadQuantisedMs, uniformStream(seed, 'trace.spread'));
 }
