@@ -183,6 +183,7 @@ const sweepShape = z.object({
     params: params.optional(),
     rule: json.optional(),
     flags: z.array(z.string()).optional(),
+    policy: z.object({ file: z.string(), set: params }).optional(),
     binding: z.string().optional(),
     notes: z.array(z.string()).optional(),
   }),

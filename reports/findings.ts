@@ -70,7 +70,7 @@ export function runFindingsSection(s: RunSummary): TextSection {
   return { kind: 'text', title: 'Findings', bullets: runFindings(s) };
 }
 
-/** The sweep's recommendation: verdict, the rule to apply and SMG flags. */
+/** The sweep's recommendation: verdict, the rule to apply, SMG flags and policy fields. */
 export function sweepRecommendationSections(data: SweepData): Section[] {
   const r = data.recommendation;
   const bullets: string[] = [];
@@ -96,6 +96,17 @@ export function sweepRecommendationSections(data: SweepData): Section[] {
   }
   if (r.flags && r.flags.length > 0) {
     out.push({ kind: 'code', title: 'SMG flags', language: 'text', text: r.flags.join(' \\\n  ') });
+  }
+  if (r.policy !== undefined) {
+    out.push({
+      kind: 'code',
+      title: 'Policy to apply',
+      language: 'text',
+      text: Object.entries(r.policy.set)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+      caption: `The policy fields of the recommended point, to set in ${r.policy.file}.`,
+    });
   }
   return out;
 }

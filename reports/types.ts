@@ -59,6 +59,8 @@ export interface SweepRecommendation {
   rule?: JsonValue;
   /** SMG command-line flags, for an SMG-dialect scenario. */
   flags?: string[];
+  /** The recommended point's policy fields (dotted paths) to set in the scenario's policy file. */
+  policy?: { file: string; set: Record<string, number> };
   /** The constraint that binds when nothing is feasible. */
   binding?: string;
   /** Further lines of explanation. */

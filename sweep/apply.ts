@@ -7,6 +7,7 @@ import { parseRule, parseSmgSettings, type SmgSettings } from '../gate/index.js'
 import type { Scenario } from '../sim/scenario/resolve.js';
 import { SweepInputError } from './errors.js';
 import { type Params, paramsText } from './grid.js';
+import { checkPolicyPoint, isPolicyField, pointPolicyText } from './policy-vary.js';
 
 /** The gate settings a sweep varies: the rule's serviceArguments, or the SMG settings. */
 export type BaseSettings = Record<string, unknown>;
@@ -22,9 +23,27 @@ export function baseSettings(scenario: Scenario): BaseSettings {
 export function pointScenario(scenario: Scenario, params: Params): Scenario {
   if (Object.keys(params).length === 0) return scenario;
   const gate = structuredClone(scenario.gate);
-  if (gate.dialect === 'smg') Object.assign(gate.smg as Record<string, unknown>, params);
-  else Object.assign(gate.rule.serviceArguments, params);
-  return { ...scenario, gate };
+  const ruleParams = ruleParamsOf(params);
+  if (gate.dialect === 'smg') Object.assign(gate.smg as Record<string, unknown>, ruleParams);
+  else Object.assign(gate.rule.serviceArguments, ruleParams);
+  const out: Scenario = { ...scenario, gate };
+  if (scenario.policy !== undefined && Object.keys(ruleParams).length < Object.keys(params).length)
+    out.policy = { ...scenario.policy, text: pointPolicyText(scenario.policy.text, params) };
+  return out;
+}
+
+/** The point's rule (or SMG) fields, without its `policy.` fields. */
+export function ruleParamsOf(params: Params): Params {
+  return Object.fromEntries(Object.entries(params).filter(([k]) => !isPolicyField(k)));
+}
+
+/** The point's `policy.` fields, paths without the prefix. */
+export function policyParamsOf(params: Params): Params {
+  return Object.fromEntries(
+    Object.entries(params)
+      .filter(([k]) => isPolicyField(k))
+      .map(([k, v]) => [k.slice('policy.'.length), v]),
+  );
 }
 
 /**
@@ -43,6 +62,8 @@ export function checkPoint(scenario: Scenario, params: Params): void {
       `--vary: the point ${paramsText(params)} is not a valid rule: ${(err as Error).message}`,
     );
   }
+  if (s.policy !== undefined && s.policy !== scenario.policy)
+    checkPolicyPoint(s.policy.file, s.policy.text, paramsText(params));
 }
 
 /** SMG's command-line flag for each setting. */
@@ -59,7 +80,7 @@ export function recommendedRule(
   base: BaseSettings,
   params: Params,
 ): { rule: Record<string, unknown>; flags?: string[] } {
-  const settings = { ...base, ...params };
+  const settings = { ...base, ...ruleParamsOf(params) };
   if (dialect === 'loxilb') return { rule: { serviceArguments: settings } };
   const r = parseSmgSettings(settings, 'smg');
   const flags = [

@@ -76,5 +76,9 @@ export function sweepText(result: SweepResult): string {
     );
   }
   if (r.flags) out.push('', 'SMG flags:', `  ${r.flags.join(' ')}`);
+  if (r.policy) {
+    out.push('', `Policy to apply (set in ${r.policy.file}):`);
+    for (const [k, v] of Object.entries(r.policy.set)) out.push(`  ${k}: ${v}`);
+  }
   return `${out.join('\n')}\n`;
 }

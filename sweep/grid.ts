@@ -7,6 +7,7 @@
 import { FC_FIELD_NAMES, FIELDS, MAX_CEILING, MAX_QUEUE_DEPTH, MAX_WINDOW_MS } from '../gate/index.js';
 import { nearest } from '../sim/scenario/issues.js';
 import { SweepInputError } from './errors.js';
+import { isPolicyField, type PolicyVaryContext, policyField } from './policy-vary.js';
 import { roundTo } from './stats.js';
 
 /** A gate dialect. */
@@ -57,9 +58,15 @@ export function varyFields(dialect: Dialect): readonly VaryField[] {
 }
 
 /** The field `name` for `dialect`, or an error that says what can be varied instead. */
-function fieldFor(name: string, dialect: Dialect, arg: string): VaryField {
+function fieldFor(name: string, dialect: Dialect, arg: string, policy?: PolicyVaryContext): VaryField {
+  if (isPolicyField(name)) return policyField(name, policy, arg);
   const fields = varyFields(dialect);
   const f = fields.find((x) => x.name === name);
+  if (f && policy?.ruleOff === true) {
+    throw new SweepInputError(
+      `--vary ${JSON.stringify(arg)}: ${name} changes nothing here: the rule's fc_mode is off and the policy (${policy.file}) admits; vary a policy field, e.g. policy.capacity_seats`,
+    );
+  }
   if (f) return f;
   const names = fields.map((x) => x.name);
   const where = `--vary ${JSON.stringify(arg)}`;
@@ -108,10 +115,11 @@ function checkBounds(v: number, where: string, field: VaryField): void {
 /**
  * Parses one `--vary FIELD=SPEC` for a scenario of `dialect`. SPEC is a range
  * `a:b:step` (a, a+step, ... up to b inclusive) or a list `a,b,c` (one value
- * is a list of one). Every value is checked against the field's bounds.
+ * is a list of one). Every value is checked against the field's bounds. A `policy.` field names
+ * a number of the scenario's policy (`policy`), checked per point by the policy's parser.
  * @throws SweepInputError naming the flag, the field, the value and the bound
  */
-export function parseVary(arg: string, dialect: Dialect): Vary {
+export function parseVary(arg: string, dialect: Dialect, policy?: PolicyVaryContext): Vary {
   const eq = arg.indexOf('=');
   if (eq <= 0) {
     throw new SweepInputError(
@@ -120,7 +128,7 @@ export function parseVary(arg: string, dialect: Dialect): Vary {
   }
   const name = arg.slice(0, eq).trim();
   const spec = arg.slice(eq + 1).trim();
-  const field = fieldFor(name, dialect, arg);
+  const field = fieldFor(name, dialect, arg, policy);
   const where = `--vary ${name}=${spec}`;
   let values: number[];
   if (spec.includes(':')) {
@@ -155,10 +163,10 @@ export function parseVary(arg: string, dialect: Dialect): Vary {
 }
 
 /** Parses every `--vary`; a field may be varied once. */
-export function parseVaries(args: readonly string[], dialect: Dialect): Vary[] {
+export function parseVaries(args: readonly string[], dialect: Dialect, policy?: PolicyVaryContext): Vary[] {
   const out: Vary[] = [];
   for (const a of args) {
-    const v = parseVary(a, dialect);
+    const v = parseVary(a, dialect, policy);
     if (out.some((x) => x.field === v.field)) {
       throw new SweepInputError(
         `--vary ${v.field}: the field is varied twice; give all its values in one --vary`,

@@ -10,6 +10,7 @@ import type { Scenario } from '../sim/scenario/resolve.js';
 import { type BaseSettings, baseSettings, checkPoint } from './apply.js';
 import { SweepInputError } from './errors.js';
 import { type Dialect, gridPoints, type Params, parseVaries, type Vary } from './grid.js';
+import { policyVaryContext } from './policy-vary.js';
 import { deriveSeeds } from './seeds.js';
 import { parseSlos } from './slo.js';
 
@@ -24,6 +25,8 @@ export interface SweepPlan {
   dialect: Dialect;
   /** The scenario's serviceArguments (loxilb) or SMG settings, before the grid is applied. */
   base: BaseSettings;
+  /** The scenario's policy file (`gate.policy`) as messages name it, when it has one. */
+  policy_file?: string;
   vary: Vary[];
   /** SLO expressions in normal form. */
   slo: string[];
@@ -68,7 +71,7 @@ export function planSweep(scenario: Scenario, req: SweepRequest): SweepPlan {
     throw new SweepInputError(`--seeds: ${req.seeds} is not an integer of at least 1`);
   }
   const dialect = scenario.gate.dialect;
-  const vary = parseVaries(req.vary, dialect);
+  const vary = parseVaries(req.vary, dialect, policyVaryContext(scenario));
   const slo = parseSlos(req.slo).map((s) => s.text);
   for (const p of gridPoints(vary)) checkPoint(scenario, p);
   const baseSeed = req.baseSeed ?? scenario.seed;
@@ -78,6 +81,7 @@ export function planSweep(scenario: Scenario, req: SweepRequest): SweepPlan {
     scenario_sha256: scenarioFingerprint(scenario),
     dialect,
     base: baseSettings(scenario),
+    ...(scenario.policy === undefined ? {} : { policy_file: scenario.policy.file }),
     vary,
     slo,
     base_seed: baseSeed,

@@ -5,7 +5,7 @@
  * SLO, the binding constraint is named.
  */
 import type { PointResult } from './aggregate.js';
-import { recommendedRule } from './apply.js';
+import { policyParamsOf, recommendedRule, ruleParamsOf } from './apply.js';
 import { type Params, paramsText } from './grid.js';
 import type { SweepPlan } from './plan.js';
 import { parseSlo, type Slo, violation } from './slo.js';
@@ -90,6 +90,8 @@ export interface Recommendation {
   rule?: Record<string, unknown>;
   /** SMG command-line flags. */
   flags?: string[];
+  /** The policy fields of the recommended point, by dotted path, to set in `file`. */
+  policy?: { file: string; set: Params };
   binding?: string;
   notes: string[];
 }
@@ -115,6 +117,13 @@ export function recommend(plan: SweepPlan, points: readonly PointResult[]): Reco
   if (!best) return { feasible: false, headline: 'The sweep has no points.', notes };
   if (best.feasible) {
     const { rule, flags } = recommendedRule(plan.dialect, plan.base, best.params);
+    const policySet = policyParamsOf(best.params);
+    const policy =
+      plan.policy_file !== undefined && Object.keys(policySet).length > 0
+        ? { policy: { file: plan.policy_file, set: policySet } }
+        : {};
+    // With a policy in charge and only policy fields varied, the rule is as written: not shown.
+    const showRule = plan.policy_file === undefined || Object.keys(ruleParamsOf(best.params)).length > 0;
     const rivals = ranked.filter((p) => p !== best && p.feasible && p.ci_high >= best.ci_low);
     if (rivals.length > 0 && plan.seeds.length > 1) {
       const one = rivals.length === 1;
@@ -126,8 +135,9 @@ export function recommend(plan: SweepPlan, points: readonly PointResult[]): Reco
       feasible: true,
       headline: `${paramsText(best.params)} gives ${fmt(best.goodput_rps)} req/s goodput (95% CI ${fmt(best.ci_low)}–${fmt(best.ci_high)}) within every SLO`,
       params: best.params,
-      rule,
-      ...(flags ? { flags } : {}),
+      ...(showRule ? { rule } : {}),
+      ...(flags && showRule ? { flags } : {}),
+      ...policy,
       notes,
     };
   }
