@@ -50,12 +50,19 @@ export interface RequestDescriptor {
   recorded?: RecordedTiming;
   /** The tenant's admission-envelope inputs (shared by its requests; read by a policy gate). */
   envelope?: Readonly<EnvelopeConfig>;
+  /**
+   * The time of each tool call the request makes after admission and before its generation, ms
+   * of virtual time before any tool slowdown, in call order; absent when it spends no tool time.
+   * Retries make the same calls.
+   */
+  toolCallsMs?: readonly number[];
 }
 
 /**
  * Makes request descriptors. RNG streams used (one draw each per new logical request, whatever the
  * request's shape, so changing one share does not shift the other samples): `clients.tenant`,
- * `clients.prompt`, `clients.output`, and `clients.shape` (4 draws: non-inference, stream, h2, pd).
+ * `clients.prompt`, `clients.output`, and `clients.shape` (4 draws: non-inference, stream, h2, pd);
+ * and `clients.tool`, one draw per declared tool call of a tenant with a tool time (only those).
  */
 export class RequestFactory {
   readonly #workload: WorkloadConfig;
@@ -66,6 +73,9 @@ export class RequestFactory {
   readonly #promptRng: RandomFn;
   readonly #outputRng: RandomFn;
   readonly #shapeRng: RandomFn;
+  readonly #streams: RandomStreams;
+  /** Made on the first tool call drawn: a workload without tool time never opens it. */
+  #toolRng: RandomFn | undefined = undefined;
   #nextId = 1;
   #nextLogicalId = 1;
 
@@ -78,6 +88,7 @@ export class RequestFactory {
     this.#promptRng = streams('clients.prompt');
     this.#outputRng = streams('clients.output');
     this.#shapeRng = streams('clients.shape');
+    this.#streams = streams;
   }
 
   /** The workload's tenants, in config order. */
@@ -141,6 +152,17 @@ export class RequestFactory {
     return next;
   }
 
+  /** One drawn time per declared tool call of `tenant` (which has a tool time), ms. */
+  #toolCalls(tenant: TenantModel): number[] {
+    if (this.#toolRng === undefined) this.#toolRng = this.#streams('clients.tool');
+    const rng = this.#toolRng;
+    const tool = tenant.tool as NonNullable<TenantModel['tool']>;
+    const n = tenant.envelope?.toolCalls ?? 0;
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push(tool.sample(rng));
+    return out;
+  }
+
   #tenantAt(tenantIndex: number | undefined): TenantModel {
     const drawn = this.#mix.pick(this.#tenantRng);
     const index = tenantIndex ?? drawn;
@@ -190,6 +212,7 @@ export class RequestFactory {
     };
     if (prefixHashIds !== undefined && inference) req.prefixHashIds = prefixHashIds;
     if (tenant.envelope !== undefined) req.envelope = tenant.envelope;
+    if (tenant.tool !== undefined && inference) req.toolCallsMs = this.#toolCalls(tenant);
     this.#nextId += 1;
     this.#nextLogicalId += 1;
     return req;

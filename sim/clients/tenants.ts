@@ -4,7 +4,12 @@
  * the capacity gate counts it.
  */
 import { type ArrivalConfig, type ArrivalProcess, createArrivalProcess, mergeIndexed } from './arrivals.js';
-import { createTokenDistribution, type Distribution, type DistributionConfig } from './distributions.js';
+import {
+  createDistribution,
+  createTokenDistribution,
+  type Distribution,
+  type DistributionConfig,
+} from './distributions.js';
 import { ClientConfigError, requireNonNegative, requirePositive, requireShare } from './errors.js';
 import { cumulativeSums, pickCumulative, type RandomFn, type RandomStreams } from './rng.js';
 
@@ -51,6 +56,11 @@ export interface RequestShapeConfig {
   deadlineMs?: number;
   /** Time-to-first-token objective, ms. Default none. */
   ttftSloMs?: number;
+  /**
+   * Time of each declared tool call (`envelope.toolCalls`), ms, drawn per call (negative draws
+   * count as 0). Default none: no tool time.
+   */
+  toolMs?: DistributionConfig;
   /** Admission-envelope inputs (used only by a policy gate); a tenant's fields override the workload's. */
   envelope?: EnvelopeConfig;
 }
@@ -90,6 +100,11 @@ export interface TenantModel {
   ttftSloMs: number | undefined;
   /** The merged envelope inputs; undefined when neither the tenant nor the workload gives any. */
   envelope: Readonly<EnvelopeConfig> | undefined;
+  /**
+   * The time of one tool call, ms (>= 0); undefined when the tenant spends no tool time (no
+   * `toolMs`, or no declared tool calls).
+   */
+  tool: Distribution | undefined;
 }
 
 const DEFAULT_PROMPT: DistributionConfig = { kind: 'fixed', value: 512 };
@@ -148,6 +163,7 @@ function tenantModel(
     requireShare(`${path}.${name}`, value ?? dflt);
   const optionalPositive = (name: string, v: number | undefined): number | undefined =>
     v === undefined ? undefined : requirePositive(`${path}.${name}`, v);
+  const envelope = mergeEnvelope(w.envelope, t.envelope, `${path}.envelope`);
   return {
     id,
     label,
@@ -166,8 +182,19 @@ function tenantModel(
     nonInferenceShare: share('nonInferenceShare', t.nonInferenceShare ?? w.nonInferenceShare, 0),
     deadlineMs: optionalPositive('deadlineMs', t.deadlineMs ?? w.deadlineMs),
     ttftSloMs: optionalPositive('ttftSloMs', t.ttftSloMs ?? w.ttftSloMs),
-    envelope: mergeEnvelope(w.envelope, t.envelope, `${path}.envelope`),
+    envelope,
+    tool: toolDistribution(t.toolMs ?? w.toolMs, envelope?.toolCalls ?? 0, `${path}.toolMs`),
   };
+}
+
+/** The sampler of one tool call's time, ms, clamped to >= 0; undefined without calls or a time. */
+function toolDistribution(
+  config: DistributionConfig | undefined,
+  calls: number,
+  field: string,
+): Distribution | undefined {
+  if (config === undefined || !(calls > 0)) return undefined;
+  return createDistribution({ ...config, min: Math.max(0, config.min ?? 0) }, { field });
 }
 
 /** The workload's envelope inputs overridden field by field by the tenant's, checked. */

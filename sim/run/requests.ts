@@ -24,9 +24,13 @@ import type { Admission, ClientView } from './admission.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
 import { round3 } from './histogram.js';
 import type { GapSource, Outcome, RequestRecord } from './records.js';
+import { type ToolCaller, ToolPhase } from './tool-phase.js';
 
-/** `held`: waiting in the policy's class queue or its defer store, before the gate proper. */
-type Phase = 'new' | 'held' | 'queued' | 'dispatching' | 'prefill' | 'decode' | 'done';
+/**
+ * `held`: waiting in the policy's class queue or its defer store, before the gate proper;
+ * `tools`: admitted, making its tool calls before its generation (sim/run/tool-phase.ts).
+ */
+type Phase = 'new' | 'held' | 'queued' | 'tools' | 'dispatching' | 'prefill' | 'decode' | 'done';
 
 /** What a policy in front of the gate made of a new attempt (see {@link PolicyHooks}). */
 export type PolicyVerdict =
@@ -49,7 +53,7 @@ export interface PolicyHooks {
  * One attempt in flight. It is also the request a single engine serves (the common case, no
  * P/D legs and no recorded timing): one object fewer per request for the engines to touch.
  */
-export class Attempt implements SimEngineRequest {
+export class Attempt implements SimEngineRequest, ToolCaller {
   phase: Phase = 'new';
   ticket: Ticket | null = null;
   permit: Permit | null = null;
@@ -65,6 +69,10 @@ export class Attempt implements SimEngineRequest {
   /** The engine leg in progress: its emitted tokens count on top of `generated`. */
   leg: RequestProgress | null = null;
   deadline: EventHandle | null = null;
+  /** The end of its tool call in progress (sim/run/tool-phase.ts); null when none. */
+  toolEvent: EventHandle | null = null;
+  /** Tool calls it has finished. */
+  toolCallsDone = 0;
   decision: RequestRecord['decision'] = 'admit';
   // ---- set by a policy in front of the gate (sim/run/policy-admission.ts)
   /** The class the policy derived. */
@@ -228,9 +236,20 @@ export class Lifecycle implements GateHost {
   readonly #onDeadline = (a: Attempt): void => this.#clientLeaves(a);
   readonly #onOverheadDone = (a: Attempt): void =>
     this.#submit(a, a.node as EngineNode, a.d.pd ? 'prefill' : 'decode');
+  readonly #onToolsDone = (a: Attempt): void => {
+    if (a.phase !== 'tools') return;
+    a.phase = 'dispatching';
+    this.#o.sim.after((a.node as EngineNode).apiOverheadMs, this.#onOverheadDone, a);
+  };
+  /**
+   * The tool calls admitted attempts make before their generation, holding their permit or
+   * seats; its `slowdown` is the knob `tool_slowdown` events turn.
+   */
+  readonly tools: ToolPhase<Attempt>;
 
   constructor(o: LifecycleOptions) {
     this.#o = o;
+    this.tools = new ToolPhase<Attempt>(o.sim, this.#onToolsDone);
     for (const n of o.nodes) if (!this.#nodeById.has(n.endpoint.id)) this.#nodeById.set(n.endpoint.id, n);
   }
 
@@ -405,6 +424,10 @@ export class Lifecycle implements GateHost {
       this.#end(a, 'failed', 502, 'no_endpoint');
       return;
     }
+    if (this.tools.start(a)) {
+      a.phase = 'tools';
+      return;
+    }
     sim.after(node.apiOverheadMs, this.#onOverheadDone, a);
   }
 
@@ -565,8 +588,10 @@ export class Lifecycle implements GateHost {
     if (a.phase === 'done') return;
     const { sim } = this.#o;
     const now = sim.now();
-    const wasExecuting = a.phase === 'prefill' || a.phase === 'decode' || a.phase === 'dispatching';
+    const wasExecuting =
+      a.phase === 'prefill' || a.phase === 'decode' || a.phase === 'dispatching' || a.phase === 'tools';
     a.phase = 'done';
+    if (a.toolEvent !== null) this.tools.cancel(a);
     this.#removeLive(a);
     if (a.deadline !== null) {
       sim.cancel(a.deadline);

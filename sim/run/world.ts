@@ -121,13 +121,17 @@ export function scheduleHealth(
   };
 }
 
-/** Schedules the scenario's timeline events. */
+/**
+ * Schedules the scenario's timeline events. `tools` is the clients' tool phase, whose `slowdown`
+ * (a multiplier of tool-call times, 1 = normal) `tool_slowdown` events turn.
+ */
 export function scheduleTimeline(
   sim: Simulator,
   scenario: Scenario,
   nodes: readonly EngineNode[],
   admission: Admission,
   lost: (node: EngineNode, requests: readonly SimEngineRequest[]) => void,
+  tools: { slowdown: number },
 ): void {
   const down = (i: number): void => {
     const n = nodes[i];
@@ -177,6 +181,16 @@ export function scheduleTimeline(
         sim.schedule(at, () => slow(nodes, e.endpoints, e.factor, false));
         if (e.duration_s !== undefined) {
           sim.schedule(at + e.duration_s * 1000, () => slow(nodes, e.endpoints, e.factor, true));
+        }
+        break;
+      case 'tool_slowdown':
+        sim.schedule(at, () => {
+          tools.slowdown *= e.factor;
+        });
+        if (e.duration_s !== undefined) {
+          sim.schedule(at + e.duration_s * 1000, () => {
+            tools.slowdown /= e.factor;
+          });
         }
         break;
       case 'capacity_loss':

@@ -199,6 +199,7 @@ type ShapeSpec = Pick<
   | 'non_inference_share'
   | 'deadline_ms'
   | 'ttft_slo_ms'
+  | 'tool_ms'
   | 'envelope'
 >;
 
@@ -227,6 +228,7 @@ function shape(s: ShapeSpec) {
     nonInferenceShare: s.non_inference_share,
     deadlineMs: s.deadline_ms,
     ttftSloMs: s.ttft_slo_ms,
+    toolMs: s.tool_ms && toDistribution(s.tool_ms),
     envelope: toEnvelope(s.envelope),
   };
 }

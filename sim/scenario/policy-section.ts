@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { isPolicyError, parsePolicy } from '../../gate/index.js';
 import type { EnvelopeSpec, ScenarioFile } from './schema.js';
+import { envelopeHasToolTime } from './tool-time.js';
 
 type Path = (string | number)[];
 
@@ -74,14 +75,17 @@ export function resolvePolicy(
     // Without a policy, the class and the deadline only label and judge the outcomes (per-class
     // useful on-time completions, to compare with a run of the same clients under a policy);
     // anything else would be a setting that changes nothing.
+    // Tool calls of a client with a tool time drive its tool phase (sim/run/tool-phase.ts).
     for (const e of envelopes)
       for (const [k, v] of Object.entries(e.env))
-        if (!LABEL_KEYS.has(k))
+        if (!LABEL_KEYS.has(k) && !(k === 'tool_calls' && envelopeHasToolTime(s.clients, e.path)))
           report(
             [...e.path, k],
             v,
             'is given without gate.policy (only a policy reads it)',
-            'gate.policy, or only class and deadline_ms',
+            k === 'tool_calls'
+              ? 'gate.policy, or a tool_ms for the client (then the calls take tool time)'
+              : 'gate.policy, or only class and deadline_ms',
           );
     return undefined;
   }

@@ -16,6 +16,7 @@ import { fieldPath } from './gate-section.js';
 import { detailAfterField } from './issues.js';
 import type { EngineGroup, Path, Reporter, ResolvedTrace, ResolveOptions, Scenario } from './resolve.js';
 import type { ScenarioFile, TraceSpec } from './schema.js';
+import { checkToolTime } from './tool-time.js';
 
 /** The client section checked against the pool, with its trace resolved. */
 export function resolveClients(
@@ -53,6 +54,7 @@ export function resolveClients(
       'prefill and decode engine groups when pd_share > 0',
     );
   }
+  checkToolTime(c, report);
   let trace: ResolvedTrace | undefined;
   if (c.trace !== undefined) trace = resolveTrace(file, c.trace, report, options);
   const { trace: _unused, ...clientRest } = c;

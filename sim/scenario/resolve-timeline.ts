@@ -19,6 +19,7 @@ import type {
 } from './resolve.js';
 import type { EndpointSelector } from './resolve-engines.js';
 import type { ScenarioFile, TimelineEventSpec } from './schema.js';
+import { declaresToolTime } from './tool-time.js';
 
 /** What the timeline's events are resolved against. */
 export interface TimelineContext {
@@ -119,6 +120,16 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
       case 'scrape_outage':
       case 'engine_slowdown':
         return { ...ev, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+      case 'tool_slowdown':
+        if (!declaresToolTime(s.clients)) {
+          report(
+            [...path, 'event'],
+            ev.event,
+            'slows tool calls, but no client spends tool time',
+            'a client with tool_ms and envelope.tool_calls >= 1',
+          );
+        }
+        return ev;
       case 'capacity_loss': {
         const k = Math.min(endpoints.length, Math.max(1, Math.round(ev.share * endpoints.length)));
         return { ...ev, endpoints: endpoints.slice(endpoints.length - k).map((e) => e.index) };

@@ -91,6 +91,7 @@ export type TimelineEvent =
   | (Omit<Timed<'flap'>, 'endpoints' | 'down_s'> & { endpoints: number[]; down_s: number })
   | (Omit<Timed<'scrape_outage'>, 'endpoints'> & { endpoints: number[] })
   | (Omit<Timed<'engine_slowdown'>, 'endpoints'> & { endpoints: number[] })
+  | Timed<'tool_slowdown'>
   | (Timed<'capacity_loss'> & { endpoints: number[] })
   | Timed<'workload_shift'>;
 

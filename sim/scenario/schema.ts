@@ -373,7 +373,9 @@ export const envelopeSchema = z
       ),
     tool_calls: count(1000)
       .optional()
-      .describe("Tool calls the request declares (the policy's tool budget). Default 0."),
+      .describe(
+        "Tool calls the request declares (the policy's tool budget; with the client's tool_ms, the tool time it spends holding its permit or seats). Default 0.",
+      ),
     reserve: z
       .boolean()
       .optional()
@@ -389,7 +391,7 @@ export const envelopeSchema = z
   .meta({
     id: 'Envelope',
     description:
-      "The admission envelope's inputs of a client: class (or route), deadline, consequence, idempotency and declared costs. Only with gate.policy.",
+      "The admission envelope's inputs of a client: class (or route), deadline, consequence, idempotency and declared costs. Only with gate.policy, except class and deadline_ms (labels of outcomes) and the tool_calls of a client with a tool_ms.",
   });
 
 const requestShape = {
@@ -415,6 +417,11 @@ const requestShape = {
   ttft_slo_ms: positive(L.ms)
     .optional()
     .describe('Time-to-first-token objective for "good" requests, ms. Default none.'),
+  tool_ms: distributionSchema
+    .optional()
+    .describe(
+      'Time of each declared tool call (envelope.tool_calls), ms, drawn per call: spent after admission, before generation, holding the permit or seats. Default none.',
+    ),
   envelope: envelopeSchema
     .optional()
     .describe(
@@ -1090,6 +1097,16 @@ export const timelineEventSchema = z
       .describe('Engines get slower without errors (a provider slowdown).'),
     z
       .strictObject({
+        event: z.literal('tool_slowdown'),
+        ...at,
+        factor: z.number().min(1).max(1_000_000).describe('Tool-call time multiplier, >= 1.'),
+        duration_s: positive(L.s).optional().describe('Length, s. Default: to the end.'),
+      })
+      .describe(
+        "Clients' tool and retrieval calls (clients' tool_ms) get slower while inference stays healthy: a call that starts during it takes factor times its drawn time.",
+      ),
+    z
+      .strictObject({
         event: z.literal('capacity_loss'),
         ...at,
         share: z
@@ -1121,7 +1138,7 @@ export const timelineEventSchema = z
   .meta({
     id: 'TimelineEvent',
     description:
-      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, capacity_loss or workload_shift.',
+      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, tool_slowdown, capacity_loss or workload_shift.',
   });
 
 // ---------------------------------------------------------------------------------------------
