@@ -86,7 +86,7 @@ export function sizeCommand(): Command {
     .argument('<scenario>', 'scenario file (YAML)')
     .option(
       '--vary <FIELD=SPEC>',
-      'a rule field (fc_* for loxilb, SMG setting names for smg), or policy.PATH for a number of the scenario\'s policy (policy.capacity_seats), and its values: a range a:b:step or a list a,b,c (repeatable)',
+      "a rule field (fc_* for loxilb, SMG setting names for smg), or policy.PATH for a number of the scenario's policy (policy.capacity_seats), and its values: a range a:b:step or a list a,b,c (repeatable)",
       collect,
       [],
     )
