@@ -1,8 +1,8 @@
 /**
  * The esbuild bundle of the k6 scripts: one ESM file per script with the shared modules (and the
  * simulator's pure client models they use) inlined, and the `k6` modules left as imports for k6 to
- * provide. The same as the CLI step
- * `esbuild loadgen/k6/cliff.ts --bundle --format=esm --platform=neutral --target=es2020 --external:k6 --external:k6/* --outfile=dist/k6/cliff.js`.
+ * provide. `npm run bundle:k6` runs this file; the tests bundle through {@link bundleK6}, so the
+ * settings live here only.
  */
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
