@@ -157,7 +157,14 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     opts.onBadTraceLine,
   );
   scheduleScrapes(sim, seed, scenario, nodes, admission);
-  scheduleTimeline(sim, scenario, nodes, admission, (node, lost) => lifecycle!.lost(node, lost));
+  scheduleTimeline(
+    sim,
+    scenario,
+    nodes,
+    admission,
+    (node, lost) => lifecycle!.lost(node, lost),
+    policy?.store,
+  );
   const pool0 = admission.pool();
   const configured = {
     max_outstanding: pool0.cfg.maxOutstanding,

@@ -90,6 +90,7 @@ export type TimelineEvent =
   | (Omit<Timed<'scrape_outage'>, 'endpoints'> & { endpoints: number[] })
   | (Omit<Timed<'engine_slowdown'>, 'endpoints'> & { endpoints: number[] })
   | (Timed<'capacity_loss'> & { endpoints: number[] })
+  | Timed<'defer_store_outage'>
   | Timed<'workload_shift'>;
 
 /** The telemetry section with outage selectors resolved. */
