@@ -300,10 +300,12 @@ export function hasClassColumns(s: Scenario): boolean {
 
 /** The summary's policy section: the host's scorecard and the clients' useful on-time completions. */
 export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): PolicySummary {
+  const scorecard = p.snapshot();
   return {
     file: p.file,
-    scorecard: p.snapshot(),
+    scorecard,
     useful_on_time: Object.fromEntries(classes.map((c) => [c.class, c.useful_on_time])),
     deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
+    defer_store: scorecard.defer_store,
   };
 }
