@@ -40,6 +40,12 @@ function classRows(s: RunSummary): [string, string][] {
       'policy',
       `${p.file}: useful on time ${useful}; deferred completed ${p.deferred.completed}, pending at end ${p.deferred.pending_at_end}`,
     ]);
+    const ds = p.defer_store;
+    if (ds !== undefined && ds.failures > 0)
+      rows.push([
+        '  defer store',
+        `${ds.failures} calls failed: ${ds.refused_defers} defers refused, ${ds.stopped_drains} drain steps stopped, ${ds.unrecorded_ends} ends unwritten at end`,
+      ]);
   }
   return rows;
 }

@@ -258,6 +258,22 @@ export function renderPolicyMetrics(s: PolicySnapshot): string {
   add('reserve_seats_in_use', 'gauge', 'Reserve seats held.', {}, s.reserve.in_use);
   add('emergency_seats_in_use', 'gauge', 'Emergency seats held.', {}, s.emergency.in_use);
   add('swaps_total', 'counter', 'Policies swapped in.', {}, s.policy_swaps);
+  const ds = s.defer_store;
+  add('defer_store_failures_total', 'counter', 'Defer store calls that threw.', {}, ds.failures);
+  add(
+    'defer_store_stopped_drains_total',
+    'counter',
+    'Drain steps stopped by a failing defer store.',
+    {},
+    ds.stopped_drains,
+  );
+  add(
+    'defer_store_unrecorded_ends',
+    'gauge',
+    'Deferred item ends the store refused, not yet written.',
+    {},
+    ds.unrecorded_ends,
+  );
   add(
     'recovering',
     'gauge',

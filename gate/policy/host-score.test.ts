@@ -176,6 +176,7 @@ describe('policy scorecard', () => {
       'reserve',
       'emergency',
       'false_shed',
+      'defer_store',
       'recovery',
     ]);
   });

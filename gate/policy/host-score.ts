@@ -22,6 +22,7 @@ import {
   type TenantSnapshot,
   zeroKinds,
 } from './host-snapshot.js';
+import type { DeferStoreSnapshot } from './host-store.js';
 import type { DegradeOption } from './schema.js';
 import {
   type ClassScore,
@@ -36,6 +37,14 @@ export { addScores } from './host-snapshot.js';
 
 /** Most rejected or expired requests watched at once for a false shed; past it they are counted unjudged. */
 export const MAX_SHED_WATCH = 1024;
+
+/** The store figures of a host whose store never failed. */
+const NO_STORE_FAILURES: DeferStoreSnapshot = Object.freeze({
+  failures: 0,
+  refused_defers: 0,
+  stopped_drains: 0,
+  unrecorded_ends: 0,
+});
 
 /** How a waiter left its queue. */
 export type QueueLeave = 'dispatched' | 'deadline' | 'max_age' | 'cancelled' | 'class_removed' | 'closed';
@@ -429,7 +438,12 @@ export class HostScore {
   }
 
   /** The snapshot of every class seen by the core in force or a retired one. */
-  snapshot<C>(core: PolicyCore, lines: readonly ClassLine<C>[], deferPending: number): PolicySnapshot {
+  snapshot<C>(
+    core: PolicyCore,
+    lines: readonly ClassLine<C>[],
+    deferPending: number,
+    deferStore: DeferStoreSnapshot = NO_STORE_FAILURES,
+  ): PolicySnapshot {
     const now = this.#clock.now();
     const live = core.score.snapshot();
     const backlog = new Map<string, number>();
@@ -583,6 +597,7 @@ export class HostScore {
         uses: emergencyUses,
       },
       false_shed: { total: totals.false_shed, watching: this.#watch.length, unjudged: this.#unjudged },
+      defer_store: { ...deferStore },
       recovery: {
         state: this.#state,
         queue_depth_threshold: this.#recoveryDepth,

@@ -2,6 +2,8 @@
  * The shapes of the policy scorecard's snapshot (plain JSON, stable snake_case keys, for
  * summary.json), and the sum of the core's class scores across policy swaps.
  */
+
+import type { DeferStoreSnapshot } from './host-store.js';
 import {
   type ClassScore,
   DISPOSITIONS,
@@ -117,6 +119,8 @@ export interface PolicySnapshot {
   reserve: { seats: number; in_use: number; admits: number };
   emergency: { max_seats: number; in_use: number; uses: number };
   false_shed: { total: number; watching: number; unjudged: number };
+  /** How the defer store bore up: calls that threw, refused defers, stopped drains, ends not yet written. */
+  defer_store: DeferStoreSnapshot;
   recovery: {
     state: 'healthy' | 'unhealthy' | 'recovering';
     queue_depth_threshold: number;

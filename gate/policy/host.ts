@@ -9,11 +9,12 @@ import type { Clock, ClockTimer } from '../clock.js';
 import type { Policy, PolicyClass } from './compile.js';
 import { type Conditions, type Grant, PolicyCore, PolicyInputError } from './decide.js';
 import { MemoryDeferStore } from './defer-memory.js';
-import type { DeferredItem, DeferStore } from './defer-store.js';
+import type { DeferResult, DeferredItem, DeferStore } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
 import { Lease } from './host-lease.js';
 import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
 import { HostScore, type PolicySnapshot, type TenantAcc } from './host-score.js';
+import { STORE_FAILED, StoreKeeper } from './host-store.js';
 import type {
   Completion,
   PolicyAdmission,
@@ -49,6 +50,8 @@ export class PolicyGate<C> {
   readonly #clock: Clock;
   readonly #events: PolicyGateEvents<C>;
   readonly #store: DeferStore;
+  /** The store's calls on the drain path: failures counted, refused ends written later. */
+  readonly #keep: StoreKeeper;
   readonly #conditions: (() => Conditions) | undefined;
   readonly #deferId: () => string;
   readonly #drainPeriodMs: number;
@@ -79,6 +82,7 @@ export class PolicyGate<C> {
     this.#clock = o.clock;
     this.#events = o.events;
     this.#store = o.store ?? new MemoryDeferStore();
+    this.#keep = new StoreKeeper(this.#store);
     this.#conditions = o.conditions;
     this.#deferId = o.deferId ?? (() => `d${this.#clock.now().toString(36)}-${(this.#ids++).toString(36)}`);
     const period = o.drainPeriodMs ?? 100;
@@ -217,6 +221,7 @@ export class PolicyGate<C> {
       core.deferEnded(env.className, env.idempotencyKey, 'failed');
       core.score.recount(c.index, env.tenant, 'defer', 'class_capacity');
       this.score.deferStoreFailed(env.className);
+      this.#keep.refusedDefer();
       return {
         kind: 'reject',
         reason: 'class_capacity',
@@ -279,20 +284,22 @@ export class PolicyGate<C> {
     this.#unlink(w);
     this.#core.cancelQueued(w.ticket);
     this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'cancelled', line.size, tq.size);
-    if (w.deferId !== undefined) this.#store.finish(w.deferId, 'cancelled', now);
+    if (w.deferId !== undefined) this.#end(w.deferId, 'cancelled', now);
     this.#pump();
     return true;
   }
 
   /**
    * Cancels a deferred item still pending in the store (its client cancelled it).
-   * @returns false when it is not pending (fed back, ended or unknown)
+   * @returns false when it is not pending (fed back, ended or unknown), or the store failed (the
+   *   item stays pending; a host whose client left refuses it at feed-back, see onDrain)
    */
   cancelDeferred(id: string): boolean {
-    const rec = this.#store.get(id);
-    if (rec === undefined || rec.state !== 'pending') return false;
+    const keep = this.#keep;
+    const rec = keep.call((s) => s.get(id));
+    if (rec === STORE_FAILED || rec === undefined || rec.state !== 'pending') return false;
     const now = this.#clock.now();
-    if (!this.#store.finish(id, 'cancelled', now)) return false;
+    if (keep.call((s) => s.finish(id, 'cancelled', now)) !== true) return false;
     this.#deferPending--;
     this.#core.deferEnded(rec.item.className, rec.item.idempotencyKey, 'failed');
     this.score.deferEnded(rec.item.className, rec.item.tenant, 'cancelled');
@@ -329,15 +336,31 @@ export class PolicyGate<C> {
   /** Ends a drained item in the store with the completion's status, and its body when the store keeps one. */
   #finishDeferred(id: string, done: Completion, now: number): void {
     const state = done.outcome === 'cancelled' ? 'cancelled' : 'done';
-    const store = this.#store;
-    if (done.result !== undefined && store.finishWithResult !== undefined) {
-      const r = done.result;
-      store.finishWithResult(id, state, now, {
-        ...(done.status === undefined ? {} : { status: done.status }),
-        ...(r.body === undefined ? {} : { body: r.body }),
-        ...(r.contentType === undefined ? {} : { contentType: r.contentType }),
-      });
-    } else store.finish(id, state, now, done.status);
+    const r = done.result;
+    this.#end(
+      id,
+      state,
+      now,
+      done.status,
+      r === undefined
+        ? undefined
+        : {
+            ...(done.status === undefined ? {} : { status: done.status }),
+            ...(r.body === undefined ? {} : { body: r.body }),
+            ...(r.contentType === undefined ? {} : { contentType: r.contentType }),
+          },
+    );
+  }
+
+  /** Ends an item in the store, or keeps the end for a later drain tick when the store fails. */
+  #end(
+    id: string,
+    state: 'done' | 'expired' | 'cancelled',
+    now: number,
+    status?: number,
+    result?: DeferResult,
+  ): void {
+    if (!this.#keep.end(id, state, now, status, result)) this.#startDrain();
   }
 
   /** Runs dispatch and a drain step now: for a host whose conditions changed. */
@@ -425,7 +448,7 @@ export class PolicyGate<C> {
   }
 
   #expired(w: Waiter<C>, why: QueueExit, now: number): void {
-    if (w.deferId !== undefined) this.#store.finish(w.deferId, 'expired', now);
+    if (w.deferId !== undefined) this.#end(w.deferId, 'expired', now);
     this.score.expiredShed(this.#core, w.className, w.tenant, w.seats, w.deadlineMs, now);
     this.#events.onExpire(w.ctx, why);
   }
@@ -465,22 +488,43 @@ export class PolicyGate<C> {
     this.#stopDrain = this.#clock.every(this.#drainPeriodMs, () => this.#drain());
   }
 
-  /** A drain tick: expires items of classes the policy lacks that passed their deadline, then pumps. */
+  /**
+   * A drain tick: writes the item ends a failing store refused, re-reads the backlog when it may
+   * have drifted, expires items of classes the policy lacks that passed their deadline, then
+   * pumps. A store that throws stops the tick there; the next one tries again.
+   */
   #drain(): void {
-    if (this.#deferPending > 0) {
-      const now = this.#clock.now();
-      for (const name of this.#store.backlog().keys()) {
-        if (this.#core.policy.byName.has(name)) continue;
-        for (const item of this.#store.pending(name, DRAIN_BATCH))
-          if (now >= item.deadlineMs) this.#expireDeferred(item, now);
-      }
+    if (!this.#drainChores()) {
+      // The store failed: no feed-back this tick, but waiting work still dispatches.
+      this.#keep.stoppedDrain();
+      this.#pump();
+      return;
     }
-    if (this.#deferPending <= 0) {
+    if (this.#deferPending <= 0 && !this.#keep.busy) {
       this.#stopDrain?.();
       this.#stopDrain = undefined;
       return;
     }
     this.#pump(true);
+  }
+
+  /** The tick's chores before the feed-back. @returns false when the store failed on the way */
+  #drainChores(): boolean {
+    const keep = this.#keep;
+    if (!keep.settle()) return false;
+    if (keep.resync && !this.#restoreBacklog()) return false;
+    if (this.#deferPending <= 0) return true;
+    const now = this.#clock.now();
+    const backlog = keep.call((s) => s.backlog());
+    if (backlog === STORE_FAILED) return false;
+    for (const name of backlog.keys()) {
+      if (this.#core.policy.byName.has(name)) continue;
+      const items = keep.call((s) => s.pending(name, DRAIN_BATCH));
+      if (items === STORE_FAILED) return false;
+      for (const item of items)
+        if (now >= item.deadlineMs && this.#expireDeferred(item, now) === STORE_FAILED) return false;
+    }
+    return true;
   }
 
   /**
@@ -490,17 +534,27 @@ export class PolicyGate<C> {
    * items past their deadline end `expired` on the way. Items of classes the policy lacks wait.
    */
   #drainStep(cond: Conditions, now: number): void {
+    if (!this.#feedClasses(cond, now)) this.#keep.stoppedDrain();
+    if (this.#deferPending <= 0 && !this.#keep.busy) {
+      this.#stopDrain?.();
+      this.#stopDrain = undefined;
+    }
+  }
+
+  /** The feed-back of {@link #drainStep}. @returns false when the store failed (the step stops there) */
+  #feedClasses(cond: Conditions, now: number): boolean {
     const core = this.#core;
     for (const i of this.#order) {
       const c = core.policy.classes[i]!;
       if (this.#lines[i]!.size > 0) continue;
       for (let more = true; more && this.#deferPending > 0; ) {
-        const items = this.#store.pending(c.name, DRAIN_BATCH);
+        const items = this.#keep.call((s) => s.pending(c.name, DRAIN_BATCH));
+        if (items === STORE_FAILED) return false;
         if (items.length === 0) break;
         more = items.length === DRAIN_BATCH;
         for (const item of items) {
           if (now >= item.deadlineMs) {
-            this.#expireDeferred(item, now);
+            if (this.#expireDeferred(item, now) === STORE_FAILED) return false;
             continue;
           }
           if (c.defer === undefined) {
@@ -512,39 +566,48 @@ export class PolicyGate<C> {
             more = false;
             break;
           }
-          this.#feedBack(item, g, now);
+          if (!this.#feedBack(item, g, now)) return false;
         }
       }
     }
-    if (this.#deferPending <= 0) {
-      this.#stopDrain?.();
-      this.#stopDrain = undefined;
-    }
+    return true;
   }
 
-  #expireDeferred(item: DeferredItem, now: number): void {
-    if (!this.#store.finish(item.id, 'expired', now)) return;
+  /** Ends a pending item past its deadline. @returns whether it ended, or STORE_FAILED (it stays pending) */
+  #expireDeferred(item: DeferredItem, now: number): boolean | typeof STORE_FAILED {
+    const ended = this.#keep.call((s) => s.finish(item.id, 'expired', now));
+    if (ended !== true) return ended;
     this.#deferPending--;
     this.#core.deferEnded(item.className, item.idempotencyKey, 'failed');
     this.score.deferEnded(item.className, item.tenant, 'expired');
     this.#events.onDeferExpire?.(item);
+    return true;
   }
 
-  #feedBack(item: DeferredItem, g: Grant, now: number): void {
+  /** Feeds one granted item back. @returns false when the store failed (the drain step stops) */
+  #feedBack(item: DeferredItem, g: Grant, now: number): boolean {
     const core = this.#core;
-    if (!this.#store.claim(item.id, now)) {
+    const claimed = this.#keep.call((s) => s.claim(item.id, now));
+    if (claimed === STORE_FAILED) {
+      // Not claimed: the seats go back, the item stays pending and counted; re-read once it answers.
+      core.seats.release(g);
+      core.restoreBacklog(item.className, core.defers.backlog(g.classIndex) + 1);
+      this.#keep.resync = true;
+      return false;
+    }
+    if (!claimed) {
       // Claimed elsewhere or ended meanwhile: the seats go back, the counts follow the store.
       core.seats.release(g);
       this.#restoreBacklog();
-      return;
+      return true;
     }
     this.#deferPending--;
     const ctx = this.#events.onDrain(item);
     if (ctx === undefined) {
-      this.#store.finish(item.id, 'cancelled', now);
+      this.#end(item.id, 'cancelled', now);
       core.release(g, 'failed');
       this.score.deferEnded(item.className, item.tenant, 'cancelled');
-      return;
+      return true;
     }
     const lease = new Lease(
       ctx,
@@ -563,18 +626,39 @@ export class PolicyGate<C> {
     this.#hold(lease, this.score.granted(g.classIndex, item.tenant, g.seats));
     this.score.drained(item.className, item.tenant, item.seats, now - item.deferredAtMs);
     this.#events.onDispatch(lease);
+    return true;
   }
 
-  /** Re-reads the backlog of every class from the store. */
-  #restoreBacklog(): void {
+  /**
+   * Re-reads the backlog of every class from the store. When the store fails, the counts stay as
+   * they were (a swap's new core takes the old one's, by class name) and a drain tick re-reads
+   * them once it answers.
+   * @returns false when the store failed
+   */
+  #restoreBacklog(from: PolicyCore = this.#core): boolean {
+    const keep = this.#keep;
+    const backlog = keep.call((s) => s.backlog());
+    const core = this.#core;
+    if (backlog === STORE_FAILED) {
+      if (from !== core)
+        for (const c of core.policy.classes) {
+          const o = from.policy.byName.get(c.name);
+          core.restoreBacklog(c.name, o === undefined ? 0 : from.defers.backlog(o.index));
+        }
+      keep.resync = true;
+      this.#startDrain();
+      return false;
+    }
+    keep.resync = false;
     let n = 0;
-    for (const c of this.#core.policy.classes) this.#core.restoreBacklog(c.name, 0);
-    for (const [name, count] of this.#store.backlog()) {
-      this.#core.restoreBacklog(name, count);
+    for (const c of core.policy.classes) core.restoreBacklog(c.name, 0);
+    for (const [name, count] of backlog) {
+      core.restoreBacklog(name, count);
       n += count;
     }
     this.#deferPending = n;
     if (n > 0) this.#startDrain();
+    return true;
   }
 
   /**
@@ -633,7 +717,7 @@ export class PolicyGate<C> {
       this.#enqueue(w, false);
       carriedWaiters++;
     }
-    this.#restoreBacklog();
+    this.#restoreBacklog(old);
     for (const w of removed) {
       if (w.ticket.idempotencyKey !== undefined) core.intentEnded(w.ticket.idempotencyKey, 'failed');
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'class_removed', 0, 0);
@@ -645,7 +729,7 @@ export class PolicyGate<C> {
 
   /** The scorecard as plain JSON with stable snake_case keys (for summary.json). */
   snapshot(): PolicySnapshot {
-    return this.score.snapshot(this.#core, this.#lines, this.#deferPending);
+    return this.score.snapshot(this.#core, this.#lines, this.#deferPending, this.#keep.snapshot());
   }
 
   /** The scorecard in the Prometheus text exposition format (`sluice_policy_*`). */
@@ -670,7 +754,7 @@ export class PolicyGate<C> {
       this.#unlink(w);
       this.#core.cancelQueued(w.ticket);
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'closed', 0, 0);
-      if (w.deferId !== undefined) this.#store.finish(w.deferId, 'cancelled', now);
+      if (w.deferId !== undefined) this.#keep.end(w.deferId, 'cancelled', now);
       this.#events.onExpire(w.ctx, 'closed');
     }
   }

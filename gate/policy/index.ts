@@ -17,6 +17,7 @@ export {
   type RetryAfter,
 } from './decide.js';
 export { DeferStoreError, MemoryDeferStore } from './defer-memory.js';
+export { type DeferStoreCall, DeferStoreOutageError, FailingDeferStore } from './defer-outage.js';
 export type { DeferRecord, DeferResult, DeferredItem, DeferState, DeferStore } from './defer-store.js';
 export {
   type AdmissionEnvelope,
@@ -51,6 +52,7 @@ export {
   type QueueLeave,
   type TenantSnapshot,
 } from './host-score.js';
+export type { DeferStoreSnapshot } from './host-store.js';
 export { MAX_POLICY_CHARS, parsePolicy, parsePolicyDocument } from './parse.js';
 export { type AttemptVerdict, type IntentState, RetryBudget } from './retry-budget.js';
 export {

@@ -507,7 +507,8 @@ export class ProxyPolicy {
   /**
    * The status endpoint: `GET` (or `HEAD`) tells a deferred item's state and, once done, the
    * backend's answer; `DELETE` cancels it while pending. Only the tenant that deferred it sees it:
-   * another tenant (or an unknown id) gets the same 404, so ids cannot be probed.
+   * another tenant (or an unknown id) gets the same 404, so ids cannot be probed. A store that
+   * throws answers 503 `policy_defer_store_unavailable`.
    */
   status(method: string, id: string, claims: Readonly<Record<string, unknown>> | undefined): PolicyAnswer {
     const notFound: PolicyAnswer = {
@@ -519,6 +520,24 @@ export class ProxyPolicy {
     const tenantClaim = this.gate.policy.document.envelope.tenant_claim;
     const t = claims?.[tenantClaim];
     const tenant = typeof t === 'string' && t !== '' ? t : 'anonymous';
+    try {
+      return this.#status(method, id, tenant, notFound);
+    } catch (e) {
+      // The store failed (a full disk, a dead file): say so, not 500, and not that the item is gone.
+      return {
+        status: 503,
+        headers: { 'Cache-Control': 'no-store' },
+        body: {
+          error: 'policy_defer_store_unavailable',
+          message: `the defer store does not answer: ${e instanceof Error ? e.message : String(e)}`,
+          recovery: 'unknown',
+        },
+        error: 'policy_defer_store_unavailable',
+      };
+    }
+  }
+
+  #status(method: string, id: string, tenant: string, notFound: PolicyAnswer): PolicyAnswer {
     const rec = this.store.get(id);
     if (rec === undefined || rec.item.tenant !== tenant) return notFound;
     if (method === 'DELETE') {

@@ -10,6 +10,8 @@
  *   pool is not modelled: the run offers none, so the policy never chooses one);
  * - defer: the client gets its 202 and status id; the item waits in the in-memory defer store
  *   and the policy's drain feeds it back at its pace (the request runs then), or it expires;
+ *   during a `defer_store_outage` the store throws, so defers are refused (class_capacity, no
+ *   Retry-After) and the drain waits for the store;
  * - reject: refused with the reason as its error and a Retry-After only when the policy gives
  *   one (else the client's own fallback delay).
  *
@@ -20,6 +22,8 @@ import {
   type Clock,
   deriveEnvelope,
   type EnvelopeInputs,
+  FailingDeferStore,
+  MemoryDeferStore,
   type Policy,
   type PolicyAdmission,
   PolicyGate,
@@ -66,6 +70,8 @@ export class SimPolicy implements PolicyHooks {
   readonly file: string;
   readonly policy: Policy;
   readonly gate: PolicyGate<Attempt>;
+  /** The in-memory defer store behind an outage switch (the timeline's defer_store_outage). */
+  readonly store = new FailingDeferStore(new MemoryDeferStore());
   readonly #clock: Clock;
   #lifecycle: Lifecycle | null = null;
   /** Deferred attempts by the store's item id. */
@@ -81,6 +87,7 @@ export class SimPolicy implements PolicyHooks {
     this.gate = new PolicyGate<Attempt>({
       policy: this.policy,
       clock,
+      store: this.store,
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
@@ -293,10 +300,12 @@ export function hasClassColumns(s: Scenario): boolean {
 
 /** The summary's policy section: the host's scorecard and the clients' useful on-time completions. */
 export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): PolicySummary {
+  const scorecard = p.snapshot();
   return {
     file: p.file,
-    scorecard: p.snapshot(),
+    scorecard,
     useful_on_time: Object.fromEntries(classes.map((c) => [c.class, c.useful_on_time])),
     deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
+    defer_store: scorecard.defer_store,
   };
 }

@@ -3,6 +3,7 @@
  * simulated second, and the summary. The load driver writes the same shapes,
  * so every report works on a simulated or a real run.
  */
+import type { DeferStoreSnapshot } from '../../gate/index.js';
 import type { RequestOutcome } from '../clients/decision-record.js';
 
 /**
@@ -235,6 +236,11 @@ export interface PolicySummary {
   useful_on_time: Record<string, number>;
   /** Requests deferred and later completed / still pending at the end. */
   deferred: { completed: number; pending_at_end: number };
+  /**
+   * How the defer store bore up (the scorecard's `defer_store`): calls that threw, defers refused
+   * for it, drain steps it stopped, item ends not yet written. Absent in summaries of older runs.
+   */
+  defer_store?: DeferStoreSnapshot;
 }
 
 /** One row per simulated second (`timeseries.csv`). */

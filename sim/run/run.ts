@@ -165,6 +165,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     admission,
     (node, lost) => lifecycle!.lost(node, lost),
     lifecycle.tools,
+    policy?.store,
   );
   const pool0 = admission.pool();
   const configured = {

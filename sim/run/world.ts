@@ -3,6 +3,7 @@
  * and outages), health probes and the circuit breaker that take endpoints out
  * of service and back, and the scenario's timeline of events.
  */
+import type { FailingDeferStore } from '../../gate/index.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -132,6 +133,7 @@ export function scheduleTimeline(
   admission: Admission,
   lost: (node: EngineNode, requests: readonly SimEngineRequest[]) => void,
   tools: { slowdown: number },
+  deferStore?: FailingDeferStore,
 ): void {
   const down = (i: number): void => {
     const n = nodes[i];
@@ -196,6 +198,11 @@ export function scheduleTimeline(
       case 'capacity_loss':
         sim.schedule(at, () => e.endpoints.forEach(down));
         if (e.duration_s !== undefined) sim.schedule(at + e.duration_s * 1000, () => e.endpoints.forEach(up));
+        break;
+      case 'defer_store_outage':
+        // Resolved only with gate.policy, so there is a store to fail.
+        sim.schedule(at, () => deferStore?.startOutage());
+        sim.schedule(at + e.duration_s * 1000, () => deferStore?.endOutage());
         break;
       case 'workload_shift':
         break;

@@ -34,6 +34,7 @@ const REQUIRED = [
   'policy-cold-failover.yaml',
   'policy-deferred-backlog-recovery.yaml',
   'policy-cost-underestimation.yaml',
+  'policy-queue-store-failure.yaml',
 ];
 
 describe('the scenario library', () => {

@@ -297,6 +297,23 @@ engines:`;
     ]);
   });
 
+  it('refuses a defer_store_outage without gate.policy, and one without a positive duration_s', () => {
+    const text = `${BASE}timeline:
+  - {at_s: 10, event: defer_store_outage, duration_s: 20}
+`;
+    expect(errorOf(text).message.split('\n')).toEqual([
+      'x.yaml:19:23: timeline[0].event: "defer_store_outage" needs gate.policy (the defer store is the policy layer\'s); the scenario has none',
+    ]);
+    const text2 = text.replace('duration_s: 20', 'duration_s: 0');
+    expect(errorOf(text2).message.split('\n')).toEqual([
+      'x.yaml:19:55: timeline[0].duration_s: 0 is not above 0',
+    ]);
+    const text3 = text.replace(', duration_s: 20', '');
+    expect(errorOf(text3).message.split('\n')).toEqual([
+      'x.yaml:19:5: timeline[0].duration_s: missing; expected a number',
+    ]);
+  });
+
   it('runs the client section through the client models (duplicate tenant ids)', () => {
     const text = BASE.replace('clients:\n', 'clients:\n  tenants:\n    - {id: a}\n    - {id: a}\n');
     expect(errorOf(text).message).toBe(

@@ -134,6 +134,16 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
         const k = Math.min(endpoints.length, Math.max(1, Math.round(ev.share * endpoints.length)));
         return { ...ev, endpoints: endpoints.slice(endpoints.length - k).map((e) => e.index) };
       }
+      case 'defer_store_outage':
+        if (s.gate.policy === undefined) {
+          report(
+            [...path, 'event'],
+            ev.event,
+            `"${ev.event}" needs gate.policy (the defer store is the policy layer's); the scenario has none`,
+            'gate.policy, or an event without it',
+          );
+        }
+        return ev;
       case 'workload_shift':
         if (ev.tenant !== undefined && !tenantIds.has(ev.tenant)) {
           report(

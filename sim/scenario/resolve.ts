@@ -93,6 +93,7 @@ export type TimelineEvent =
   | (Omit<Timed<'engine_slowdown'>, 'endpoints'> & { endpoints: number[] })
   | Timed<'tool_slowdown'>
   | (Timed<'capacity_loss'> & { endpoints: number[] })
+  | Timed<'defer_store_outage'>
   | Timed<'workload_shift'>;
 
 /** The telemetry section with outage selectors resolved. */

@@ -1119,6 +1119,15 @@ export const timelineEventSchema = z
       .describe('A share of the engines goes down at once.'),
     z
       .strictObject({
+        event: z.literal('defer_store_outage'),
+        ...at,
+        duration_s: positive(L.s).describe('Length, s.'),
+      })
+      .describe(
+        "The policy's defer store fails for a while: every call throws, as a full disk or a dead SQLite file would. Only with gate.policy.",
+      ),
+    z
+      .strictObject({
         event: z.literal('workload_shift'),
         ...at,
         tenant: z.string().min(1).optional().describe('Shift only this tenant (by id). Default all.'),
@@ -1138,7 +1147,7 @@ export const timelineEventSchema = z
   .meta({
     id: 'TimelineEvent',
     description:
-      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, tool_slowdown, capacity_loss or workload_shift.',
+      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, tool_slowdown, capacity_loss, defer_store_outage or workload_shift.',
   });
 
 // ---------------------------------------------------------------------------------------------
