@@ -3,7 +3,6 @@
  * simulated second, and the summary. The load driver writes the same shapes,
  * so every report works on a simulated or a real run.
  */
-import type { DeferStoreSnapshot } from '../../gate/index.js';
 import type { RequestOutcome } from '../clients/decision-record.js';
 
 /**
@@ -240,7 +239,19 @@ export interface PolicySummary {
    * How the defer store bore up (the scorecard's `defer_store`): calls that threw, defers refused
    * for it, drain steps it stopped, item ends not yet written. Absent in summaries of older runs.
    */
-  defer_store?: DeferStoreSnapshot;
+  defer_store?: DeferStoreFigures;
+}
+
+/**
+ * The scorecard's `defer_store` figures, as the summary carries them (the shape of the gate's
+ * `DeferStoreSnapshot`, written out here because this module is also bundled into the k6
+ * scripts, which must not pull in the gate).
+ */
+export interface DeferStoreFigures {
+  failures: number;
+  refused_defers: number;
+  stopped_drains: number;
+  unrecorded_ends: number;
 }
 
 /** One row per simulated second (`timeseries.csv`). */
