@@ -177,16 +177,21 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
 
   // ---- run ----------------------------------------------------------------------
   let ranMs = endMs;
-  for (let t = 0; t < endMs; ) {
-    const next = Math.min(endMs, t + CHUNK_MS);
-    await trace.pull(next + TRACE_AHEAD_MS);
-    sim.run(next);
-    t = next;
-    await sink.flush();
-    if (opts.untilIdle && trace.done && t >= trace.horizonMs && lifecycle.liveCount === 0) {
-      ranMs = t;
-      break;
+  try {
+    for (let t = 0; t < endMs; ) {
+      const next = Math.min(endMs, t + CHUNK_MS);
+      await trace.pull(next + TRACE_AHEAD_MS);
+      sim.run(next);
+      t = next;
+      await sink.flush();
+      if (opts.untilIdle && trace.done && t >= trace.horizonMs && lifecycle.liveCount === 0) {
+        ranMs = t;
+        break;
+      }
     }
+  } finally {
+    // The trace file is closed whether the replay read it to the end or the run stopped first.
+    await trace.close();
   }
   for (const n of nodes) n.host.settle();
   lifecycle.finish();

@@ -47,6 +47,12 @@ export class TracePull {
     this.done = this.#trace === null;
   }
 
+  /** Stops reading the trace and closes its file (idempotent); a run calls it when it ends. */
+  async close(): Promise<void> {
+    this.done = true;
+    await this.#trace?.return?.(undefined);
+  }
+
   /** Reads and schedules records until one is sent at or after `untilMs` (virtual ms), or the replay ends. */
   async pull(untilMs: number): Promise<void> {
     const tr = this.#tr;

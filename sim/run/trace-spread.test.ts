@@ -4,7 +4,7 @@
  * their stamp, not in bursts at it, the same way for the same seed; without the field they are
  * sent at their stamps. (The field was once accepted and silently ignored.)
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,4 +61,20 @@ describe('trace.spread_quantised_ms', () => {
     expect(again).toEqual(spread);
     expect(other).not.toEqual(spread);
   }, 60_000);
+});
+
+describe('the trace file', () => {
+  it.runIf(existsSync('/proc/self/fd'))(
+    'is closed when the run stops reading before its end (a limit), not left to the garbage collector',
+    async () => {
+      // Open file descriptors of this process (Linux); a handle left to the collector stays open.
+      const handles = () => readdirSync('/proc/self/fd').length;
+      const before = handles();
+      const file = join(dir, 'limited.yaml');
+      writeFileSync(file, scenario('').replace('limit: 200', 'limit: 5'));
+      await runScenario(await loadScenario(file), { sink: new MemorySink(false) });
+      expect(handles()).toBe(before);
+    },
+    60_000,
+  );
 });
