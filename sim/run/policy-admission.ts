@@ -16,10 +16,29 @@
  *   one (else the client's own fallback delay).
  *
  * Every ending goes back to the policy (seats, useful on time, estimator error).
+ *
+ * The system's conditions at each decision, dispatch and drain step are the proxy's
+ * (proxy/policy/conditions.ts) for the run's one rule:
+ *
+ * - `healthy`: the proxy's definition — every endpoint of the rule usable and maintenance off.
+ *   An endpoint is usable while its engine is up ({@link PoolHealth}: down from an
+ *   `endpoint_down`, a `flap`'s down phase or a `capacity_loss` until it is back), so a standby
+ *   engine the timeline keeps down counts against health as a proxy endpoint with an open breaker
+ *   does. Two differences: the proxy reads usability from its endpoints' circuit breakers, which
+ *   lag the engine by their probes, whereas the run knows the moment; and the run counts every
+ *   engine of the scenario's pool, also one a `replace` left out of the rule. While
+ *   unhealthy the policy lends no idle seats and the defer drain pauses; the scorecard's
+ *   `recovery` counts the unhealthy periods and then the recovery (until no request waits in a
+ *   queue and nothing deferred is pending). Every change of health pumps the host (dispatch and a drain step, as the
+ *   proxy does on a breaker change), so a period starts and ends at the change, not at the next
+ *   decision. Reading the health is O(1): a count of engines down and the maintenance flag.
+ * - `availablePools`, `openDependencies`: none. The run models no fallback pool and no
+ *   dependency (a `depends_on` is never open).
  */
 import {
   type AdmissionEnvelope,
   type Clock,
+  type PolicyConditions as Conditions,
   deriveEnvelope,
   type EnvelopeInputs,
   FailingDeferStore,
@@ -37,6 +56,7 @@ import {
 import type { ScenarioPolicy } from '../scenario/policy-section.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { ClientView } from './admission.js';
+import type { PoolHealth } from './pool-health.js';
 import type { ClassSummary, Outcome, PolicySummary } from './records.js';
 import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.js';
 
@@ -78,7 +98,11 @@ export class SimPolicy implements PolicyHooks {
   readonly #deferred = new Map<string, Attempt>();
   readonly defers: DeferTally = { completed: 0 };
 
-  constructor(section: ScenarioPolicy, clock: Clock) {
+  /**
+   * @param health the pool's health (default: always healthy); call {@link healthChanged} after
+   *   each change of it
+   */
+  constructor(section: ScenarioPolicy, clock: Clock, health: Pick<PoolHealth, 'healthy'> = ALWAYS_HEALTHY) {
     this.file = section.file;
     this.policy = parsePolicy(section.text, section.file);
     clock = microsecondClock(clock);
@@ -88,6 +112,7 @@ export class SimPolicy implements PolicyHooks {
       policy: this.policy,
       clock,
       store: this.store,
+      conditions: () => (health.healthy ? HEALTHY : UNHEALTHY),
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
@@ -112,6 +137,14 @@ export class SimPolicy implements PolicyHooks {
         },
       },
     });
+  }
+
+  /**
+   * The pool's health changed: the host dispatches and drains by the new conditions now and its
+   * scorecard starts or ends the unhealthy period at this instant.
+   */
+  healthChanged(): void {
+    this.gate.pump();
   }
 
   /** The lifecycle the policy hands held attempts back to (set once, after both exist). */
@@ -280,6 +313,11 @@ function microsecondClock(clock: Clock): Clock {
     },
   };
 }
+
+const ALWAYS_HEALTHY: Pick<PoolHealth, 'healthy'> = Object.freeze({ healthy: true });
+/** The host's default conditions (healthy, no pool, no open dependency): what a run without an outage gets. */
+const HEALTHY: Conditions = Object.freeze({});
+const UNHEALTHY: Conditions = Object.freeze({ healthy: false });
 
 const GO: PolicyVerdict = Object.freeze({ kind: 'go' });
 const HELD: PolicyVerdict = Object.freeze({ kind: 'held' });

@@ -30,6 +30,7 @@ import { ClassStats } from './class-stats.js';
 import { buildEngines, type EngineNode } from './engines.js';
 import { clientFeeds } from './feeds.js';
 import { hasClassColumns, policySummary, SimPolicy } from './policy-admission.js';
+import { PoolHealth } from './pool-health.js';
 import type { RunSummary } from './records.js';
 import { Lifecycle, type RunObserver } from './requests.js';
 import { scheduleSecondRows } from './second-rows.js';
@@ -92,8 +93,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       lifecycle!.ended(t, r),
   };
   const admission: Admission = buildAdmission(scenario.gate, sim, host);
-  // `gate.policy`: the policy decides first, on the same virtual clock (sim/run/policy-admission.ts).
-  const policy = scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim);
+  // `gate.policy`: the policy decides first, on the same virtual clock (sim/run/policy-admission.ts),
+  // told the pool's health (engines down, maintenance) by the timeline.
+  const health = new PoolHealth(() => policy?.healthChanged());
+  const policy = scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim, health);
   const classColumns = hasClassColumns(scenario);
   const classStats = classColumns
     ? new ClassStats(
@@ -166,6 +169,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     (node, lost) => lifecycle!.lost(node, lost),
     lifecycle.tools,
     policy?.store,
+    health,
   );
   const pool0 = admission.pool();
   const configured = {

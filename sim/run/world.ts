@@ -9,6 +9,7 @@ import type { Simulator } from '../kernel/simulator.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { Admission } from './admission.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
+import type { PoolHealth } from './pool-health.js';
 
 /**
  * Scrapes every engine's `vllm:num_requests_waiting` each `scrape_interval_s`
@@ -124,7 +125,8 @@ export function scheduleHealth(
 
 /**
  * Schedules the scenario's timeline events. `tools` is the clients' tool phase, whose `slowdown`
- * (a multiplier of tool-call times, 1 = normal) `tool_slowdown` events turn.
+ * (a multiplier of tool-call times, 1 = normal) `tool_slowdown` events turn. `health`, when
+ * given, is told each engine that goes down or comes back and each maintenance switch.
  */
 export function scheduleTimeline(
   sim: Simulator,
@@ -134,18 +136,21 @@ export function scheduleTimeline(
   lost: (node: EngineNode, requests: readonly SimEngineRequest[]) => void,
   tools: { slowdown: number },
   deferStore?: FailingDeferStore,
+  health?: PoolHealth,
 ): void {
   const down = (i: number): void => {
     const n = nodes[i];
     if (n === undefined || !n.up) return;
     n.up = false;
     lost(n, n.host.restart());
+    health?.engineDown();
   };
   const up = (i: number): void => {
     const n = nodes[i];
     if (n === undefined || n.up) return;
     n.up = true;
     n.host.restart();
+    health?.engineUp();
   };
   for (const e of scenario.timeline) {
     const at = e.at_s * 1000;
@@ -156,7 +161,10 @@ export function scheduleTimeline(
         });
         break;
       case 'maintenance':
-        sim.schedule(at, () => admission.setMaintenance(e.enabled));
+        sim.schedule(at, () => {
+          admission.setMaintenance(e.enabled);
+          health?.setMaintenance(e.enabled);
+        });
         break;
       case 'endpoint_down':
         sim.schedule(at, () => e.endpoints.forEach(down));
