@@ -22,16 +22,17 @@
  *
  * - `healthy`: the proxy's definition — every endpoint of the rule usable and maintenance off.
  *   An endpoint is usable while its engine is up ({@link PoolHealth}: down from an
- *   `endpoint_down`, a `flap`'s down phase or a `capacity_loss` until it is back), so a standby
- *   engine the timeline keeps down counts against health as a proxy endpoint with an open breaker
- *   does. Two differences: the proxy reads usability from its endpoints' circuit breakers, which
- *   lag the engine by their probes, whereas the run knows the moment; and the run counts every
- *   engine of the scenario's pool, also one a `replace` left out of the rule. While
+ *   `endpoint_down`, a `flap`'s down phase or a `capacity_loss` until it is back), and only the
+ *   engines the rule lists count (a `replace` changes which: a standby out of the rule does not
+ *   count, as the proxy only sees the rule's endpoints). One difference: the proxy reads
+ *   usability from its endpoints' circuit breakers, which lag the engine by their probes,
+ *   whereas the run knows the moment. While
  *   unhealthy the policy lends no idle seats and the defer drain pauses; the scorecard's
  *   `recovery` counts the unhealthy periods and then the recovery (until no request waits in a
  *   queue and nothing deferred is pending). Every change of health pumps the host (dispatch and a drain step, as the
  *   proxy does on a breaker change), so a period starts and ends at the change, not at the next
- *   decision. Reading the health is O(1): a count of engines down and the maintenance flag.
+ *   decision. Reading the health is O(1): a count of the rule's engines down and the maintenance
+ *   flag.
  * - `availablePools`, `openDependencies`: none. The run models no fallback pool and no
  *   dependency (a `depends_on` is never open).
  */

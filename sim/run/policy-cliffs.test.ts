@@ -50,26 +50,30 @@ describe('policy cliffs', () => {
       );
       return sel.filter((r) => r.useful === true).length / new Set(sel.map((r) => r.logical_id)).size;
     };
-    // Measured (seed 1): 0.86 before the failure, 0.23 and 0.28 in the two 20 s windows after it,
-    // 0.77 once the standby is warm. The policy cannot add capacity; it keeps the class moving.
+    // Measured (seed 1): 0.88 before the failure, 0.27, 0.20 and 0.39 in the 20 s windows after
+    // it (the standby comes in at 75 s, 3x slow for a minute), 0.88 once it is warm (140-160 s).
+    // The policy cannot add capacity; it keeps the class moving.
     for (let t = 60; t < 120; t += 20) expect(share(t, t + 20)).toBeGreaterThan(0.15);
-    expect(share(120, 140)).toBeGreaterThan(0.6);
+    expect(share(140, 160)).toBeGreaterThan(0.7);
     expect(share(0, 20)).toBeGreaterThan(share(60, 80));
     // Hopeless waits are refused at arrival rather than queued past their deadline.
     const cold = rs.filter((r) => r.sent_ms >= 60_000 && r.sent_ms < 120_000);
     expect(cold.some((r) => r.reason === 'deadline_impossible')).toBe(true);
-    // The policy sees the pool unhealthy while any engine is down: the standby from 0 s until it
-    // takes over at 60 s, the failed primary from then on (it never comes back). One period, the
-    // whole run (measured: 300 000 ms), and no recovery.
+    // The policy sees the pool unhealthy while an engine of the rule is down: the failed primary
+    // from 60 s until the failover swaps the standby in at 75 s (the standby, off and out of the
+    // rule before, does not count). One period of exactly 15 s on the virtual clock; then it
+    // recovers until its queues and the deferred backlog are empty, which the 445 batch cases
+    // still pending at 300 s prevent.
     const card = summary.policy!.scorecard as PolicySnapshot;
-    expect(card.recovery).toMatchObject({ state: 'unhealthy', unhealthy_periods: 1, recoveries: 0 });
-    expect(card.recovery.unhealthy_ms).toBeGreaterThanOrEqual(240_000);
-    // Unhealthy, it lends no idle seats: interactive ends within its 18 guaranteed seats (24, with
-    // 6 borrowed, when the run gave the policy no health signal), and the defer drain pauses, so
-    // no deferred batch case is fed back (51 were).
-    const seats = (cls: string) => card.classes[cls]!;
-    expect(seats('interactive').seats_in_use).toBeLessThanOrEqual(18);
-    expect(seats('batch').drained).toBe(0);
-    expect(seats('batch').defer_backlog).toBe(seats('batch').deferred);
+    expect(card.recovery).toMatchObject({
+      state: 'recovering',
+      unhealthy_periods: 1,
+      unhealthy_ms: 15_000,
+      recoveries: 0,
+    });
+    // The drain, paused while unhealthy, feeds deferred cases back after it.
+    const batch = card.classes.batch!;
+    expect(batch.drained).toBeGreaterThan(0);
+    expect(batch.defer_backlog).toBeLessThan(batch.deferred);
   }, 120_000);
 });

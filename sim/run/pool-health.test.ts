@@ -56,7 +56,7 @@ function attempt(atMs: number): Attempt {
 function setup() {
   const sim = new Simulator();
   let policy: SimPolicy | undefined;
-  const health = new PoolHealth(() => policy?.healthChanged());
+  const health = new PoolHealth(1, () => policy?.healthChanged());
   policy = new SimPolicy({ file: 'two.yaml', text: POLICY, classes: ['a', 'b'] }, sim, health);
   const went: Attempt[] = [];
   // The lifecycle's side of a held attempt: the policy lets it go on to the gate.
@@ -85,21 +85,40 @@ function setup() {
 }
 
 describe('the pool health the simulator gives its policy', () => {
-  it('is unhealthy while any engine is down or maintenance is on, healthy when all are back', () => {
+  it('is unhealthy while any engine of the rule is down or maintenance is on, healthy when all are back', () => {
     let changes = 0;
-    const h = new PoolHealth(() => changes++);
+    const h = new PoolHealth(3, () => changes++);
     expect(h.healthy).toBe(true);
-    h.engineDown();
-    h.engineDown();
-    h.engineUp();
+    h.engineDown(0);
+    h.engineDown(1);
+    h.engineDown(1); // already down: no-op
+    h.engineUp(0);
     expect([h.healthy, h.enginesDown, changes]).toEqual([false, 1, 1]);
-    h.engineUp();
+    h.engineUp(1);
     expect([h.healthy, changes]).toEqual([true, 2]);
+    h.engineUp(1); // already up: no-op
     h.setMaintenance(true);
     expect(h.healthy).toBe(false);
     h.setMaintenance(false);
     expect([h.healthy, changes]).toEqual([true, 4]);
-    expect(() => h.engineUp()).toThrow(/never down/);
+  });
+
+  it('counts only the engines the rule lists: a standby out of the rule is not unhealthy, one taken in is', () => {
+    const h = new PoolHealth(3);
+    h.engineDown(2); // the standby, in the rule from the start: unhealthy
+    expect(h.healthy).toBe(false);
+    h.setMembers([0, 1]); // a replace leaves it out
+    expect(h.healthy).toBe(true);
+    h.engineDown(0); // a primary fails
+    expect([h.healthy, h.enginesDown]).toEqual([false, 1]);
+    h.setMembers([1, 2]); // the failed primary out, the standby in while still down
+    expect([h.healthy, h.enginesDown]).toEqual([false, 1]);
+    h.engineUp(2);
+    expect(h.healthy).toBe(true);
+    h.engineUp(0); // back, but out of the rule: nothing changes
+    expect([h.healthy, h.enginesDown]).toEqual([true, 0]);
+    h.setMembers([]); // a rule without endpoints fronts nothing
+    expect(h.healthy).toBe(false);
   });
 
   it('stops borrowing from the next decision after an engine goes down, and measures the recovery once it is back', () => {
@@ -113,7 +132,7 @@ describe('the pool health the simulator gives its policy', () => {
     expect(policy.snapshot().recovery).toMatchObject({ state: 'healthy', unhealthy_periods: 0 });
 
     // An engine down at 1 s: the period starts then, and the next decision borrows nothing.
-    at(1000, () => health.engineDown());
+    at(1000, () => health.engineDown(0));
     expect(policy.snapshot().recovery).toMatchObject({ state: 'unhealthy', unhealthy_periods: 1 });
     const own = arrive();
     const noBorrow = arrive();
@@ -122,7 +141,7 @@ describe('the pool health the simulator gives its policy', () => {
     expect(policy.gate.waiting).toBe(2);
 
     // Back at 3 s: healthy again, the first waiter borrows at once; the other waits for a seat.
-    at(3000, () => health.engineUp());
+    at(3000, () => health.engineUp(0));
     expect(went).toEqual([noBorrow.a]);
     expect(policy.snapshot().recovery).toMatchObject({
       state: 'recovering',

@@ -95,7 +95,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const admission: Admission = buildAdmission(scenario.gate, sim, host);
   // `gate.policy`: the policy decides first, on the same virtual clock (sim/run/policy-admission.ts),
   // told the pool's health (engines down, maintenance) by the timeline.
-  const health = new PoolHealth(() => policy?.healthChanged());
+  const health = new PoolHealth(scenario.endpoints.length, () => policy?.healthChanged());
   const policy = scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim, health);
   const classColumns = hasClassColumns(scenario);
   const classStats = classColumns

@@ -4,6 +4,7 @@
  * of service and back, and the scenario's timeline of events.
  */
 import type { FailingDeferStore } from '../../gate/index.js';
+import { endpointId } from '../../gate/index.js';
 import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -143,14 +144,14 @@ export function scheduleTimeline(
     if (n === undefined || !n.up) return;
     n.up = false;
     lost(n, n.host.restart());
-    health?.engineDown();
+    health?.engineDown(i);
   };
   const up = (i: number): void => {
     const n = nodes[i];
     if (n === undefined || n.up) return;
     n.up = true;
     n.host.restart();
-    health?.engineUp();
+    health?.engineUp(i);
   };
   for (const e of scenario.timeline) {
     const at = e.at_s * 1000;
@@ -158,6 +159,7 @@ export function scheduleTimeline(
       case 'replace':
         sim.schedule(at, () => {
           admission.apply(e.rule);
+          health?.setMembers(ruleMembers(scenario, e.rule));
         });
         break;
       case 'maintenance':
@@ -232,4 +234,18 @@ function slow(
     if (end) n.slowdown /= factor;
     else n.slowdown *= factor;
   }
+}
+
+/** Pool indexes of the engines `rule` lists (by endpoint id). */
+function ruleMembers(
+  scenario: Scenario,
+  rule: { endpoints?: readonly { endpointIP: string; targetPort: number }[] },
+): number[] {
+  const byId = new Map(scenario.endpoints.map((e) => [e.id, e.index]));
+  const out: number[] = [];
+  for (const ep of rule.endpoints ?? []) {
+    const i = byId.get(endpointId(ep));
+    if (i !== undefined) out.push(i);
+  }
+  return out;
 }
