@@ -77,59 +77,65 @@ export function calibrateCommand(): Command {
       '--out <file>',
       'where to write the fitted profile (YAML for a .yaml/.yml name, else JSON; for profile_file in a scenario)',
     )
-    .action((files: string[], opts: { base: string; out?: string; scrape?: string[] }) => {
-      try {
-        const points = files.map(readPoint);
-        const notes: string[] = [];
-        for (const spec of opts.scrape ?? []) {
-          const { point, notes: n } = scrapePoint(parseScrapeSpec(spec));
-          points.push(point);
-          const e = (x: number): string => `±${Math.round(x * 100)}%`;
-          notes.push(
-            `${point.label}: TTFT p50 ${point.ttftP50Ms} ms interpolated in bucket ${n.ttft.lower * 1000}-${n.ttft.upper * 1000} ms (error up to ${e(n.ttft.relError)}); ` +
-              (n.itl === undefined
-                ? `TPOT p50 taken as the ITL mean ${point.tpotP50Ms} ms (_sum/_count: the median's bucket is too wide)`
-                : `TPOT p50 ${point.tpotP50Ms} ms interpolated in ITL bucket ${n.itl.lower * 1000}-${n.itl.upper * 1000} ms (error up to ${e(n.itl.relError)})`) +
-              `; load ${loadOf(point)}`,
-          );
-        }
-        if (points.length === 0) {
-          throw new UsageError('give vllm bench serve result files, --scrape specs, or both');
-        }
-        const base = DEPLOYMENT_PROFILES[opts.base as DeploymentProfileId];
-        const cal = calibrate(base, points);
-        const out: string[] = [
-          'point  load  TPOT p50 ms (measured fitted error)  TTFT p50 ms (measured fitted error)  output tok/s (measured fitted error)',
-        ];
-        let within = 0;
-        for (const { point: p, fitted: f } of cal.rows) {
-          const tpotMark = mark(f.tpotP50Ms, p.tpotP50Ms, TPOT_BOUND);
-          const ttftMark = mark(f.ttftP50Ms, p.ttftP50Ms, TTFT_BOUND);
-          if (tpotMark === '' && ttftMark === '') within++;
+    .option(
+      '--no-frontend-load',
+      'hold the frontend delay constant (do not fit its per-streamed-token term): for a frontend not shared with the output stream',
+    )
+    .action(
+      (files: string[], opts: { base: string; out?: string; scrape?: string[]; frontendLoad: boolean }) => {
+        try {
+          const points = files.map(readPoint);
+          const notes: string[] = [];
+          for (const spec of opts.scrape ?? []) {
+            const { point, notes: n } = scrapePoint(parseScrapeSpec(spec));
+            points.push(point);
+            const e = (x: number): string => `±${Math.round(x * 100)}%`;
+            notes.push(
+              `${point.label}: TTFT p50 ${point.ttftP50Ms} ms interpolated in bucket ${n.ttft.lower * 1000}-${n.ttft.upper * 1000} ms (error up to ${e(n.ttft.relError)}); ` +
+                (n.itl === undefined
+                  ? `TPOT p50 taken as the ITL mean ${point.tpotP50Ms} ms (_sum/_count: the median's bucket is too wide)`
+                  : `TPOT p50 ${point.tpotP50Ms} ms interpolated in ITL bucket ${n.itl.lower * 1000}-${n.itl.upper * 1000} ms (error up to ${e(n.itl.relError)})`) +
+                `; load ${loadOf(point)}`,
+            );
+          }
+          if (points.length === 0) {
+            throw new UsageError('give vllm bench serve result files, --scrape specs, or both');
+          }
+          const base = DEPLOYMENT_PROFILES[opts.base as DeploymentProfileId];
+          const cal = calibrate(base, points, undefined, { frontendLoad: opts.frontendLoad });
+          const out: string[] = [
+            'point  load  TPOT p50 ms (measured fitted error)  TTFT p50 ms (measured fitted error)  output tok/s (measured fitted error)',
+          ];
+          let within = 0;
+          for (const { point: p, fitted: f } of cal.rows) {
+            const tpotMark = mark(f.tpotP50Ms, p.tpotP50Ms, TPOT_BOUND);
+            const ttftMark = mark(f.ttftP50Ms, p.ttftP50Ms, TTFT_BOUND);
+            if (tpotMark === '' && ttftMark === '') within++;
+            out.push(
+              [
+                p.label,
+                loadOf(p),
+                `${p.tpotP50Ms} ${f.tpotP50Ms} ${pct(f.tpotP50Ms, p.tpotP50Ms)}${tpotMark}`,
+                `${p.ttftP50Ms} ${f.ttftP50Ms} ${pct(f.ttftP50Ms, p.ttftP50Ms)}${ttftMark}`,
+                `${p.outputTokensPerSec} ${f.outputTokensPerSec} ${pct(f.outputTokensPerSec, p.outputTokensPerSec)}`,
+              ].join('  '),
+            );
+          }
           out.push(
-            [
-              p.label,
-              loadOf(p),
-              `${p.tpotP50Ms} ${f.tpotP50Ms} ${pct(f.tpotP50Ms, p.tpotP50Ms)}${tpotMark}`,
-              `${p.ttftP50Ms} ${f.ttftP50Ms} ${pct(f.ttftP50Ms, p.ttftP50Ms)}${ttftMark}`,
-              `${p.outputTokensPerSec} ${f.outputTokensPerSec} ${pct(f.outputTokensPerSec, p.outputTokensPerSec)}`,
-            ].join('  '),
+            `${within} of ${cal.rows.length} points within ±${TPOT_BOUND * 100}% TPOT p50 and ±${TTFT_BOUND * 100}% TTFT p50`,
           );
+          const t = cal.terms;
+          out.push(
+            `fitted: memory efficiency ${t.memEfficiency.toFixed(3)}, host per sequence ${t.hostPerSeqMs.toFixed(3)} ms, mfu ${t.mfu.toFixed(3)}, frontend ${t.apiOverheadMs.toFixed(2)} ms idle + ${t.frontendPerTokenMs.toFixed(3)} ms per streamed token`,
+          );
+          process.stdout.write(`${[...notes, ...out].join('\n')}\n`);
+          if (opts.out !== undefined) {
+            writeFileSync(opts.out, formatProfileFile(calibratedProfileFile(opts.base, cal), opts.out));
+            process.stdout.write(`wrote ${opts.out}\n`);
+          }
+        } catch (err) {
+          reportError(err);
         }
-        out.push(
-          `${within} of ${cal.rows.length} points within ±${TPOT_BOUND * 100}% TPOT p50 and ±${TTFT_BOUND * 100}% TTFT p50`,
-        );
-        const t = cal.terms;
-        out.push(
-          `fitted: memory efficiency ${t.memEfficiency.toFixed(3)}, host per sequence ${t.hostPerSeqMs.toFixed(3)} ms, mfu ${t.mfu.toFixed(3)}, frontend ${t.apiOverheadMs.toFixed(2)} ms`,
-        );
-        process.stdout.write(`${[...notes, ...out].join('\n')}\n`);
-        if (opts.out !== undefined) {
-          writeFileSync(opts.out, formatProfileFile(calibratedProfileFile(opts.base, cal), opts.out));
-          process.stdout.write(`wrote ${opts.out}\n`);
-        }
-      } catch (err) {
-        reportError(err);
-      }
-    });
+      },
+    );
 }

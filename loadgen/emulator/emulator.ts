@@ -10,6 +10,7 @@ import {
   type FixedProfileOptions,
 } from '../../sim/engine/catalogue.js';
 import { VLLM_METRICS_VERSIONS, type VllmMetricsVersion } from '../../sim/engine/exposition.js';
+import { frontendDelayMs } from '../../sim/engine/frontend.js';
 import type { DeploymentProfile, DeploymentProfileId } from '../../sim/engine/profiles.js';
 import { rngStream } from '../../sim/kernel/rng.js';
 import { ScaledClock } from './clock.js';
@@ -168,7 +169,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   });
   const clock = new ScaledClock(opts.timeScale ?? 1);
   const ctx: EmulatorContext = {
-    host: new RealClockEngineHost(built.engine, clock, built.apiOverheadMs),
+    host: new RealClockEngineHost(
+      built.engine,
+      clock,
+      built.apiOverheadMs,
+      built.frontendPerTokenMs > 0
+        ? () => frontendDelayMs(built.apiOverheadMs, built.frontendPerTokenMs, built.streamRatePerMs())
+        : undefined,
+    ),
     modelName: built.modelName,
     maxModelLen: built.maxModelLen,
     defaultMaxTokens: opts.defaultMaxTokens ?? 256,

@@ -76,10 +76,19 @@ export class RealClockEngineHost<R extends HostedRequest> {
     lagMsMax: 0,
   };
 
-  constructor(engine: Engine<R>, clock: ScaledClock, apiOverheadMs = 0) {
+  /** The delay of a request submitted now, engine ms (the idle delay unless under load). */
+  readonly #delayMs: () => number;
+
+  /**
+   * @param apiOverheadMs the idle frontend delay, engine ms
+   * @param delayMs the delay of a request submitted now, engine ms, when it depends on the
+   *   engine's load (`sim/engine/frontend.ts`); default: always `apiOverheadMs`
+   */
+  constructor(engine: Engine<R>, clock: ScaledClock, apiOverheadMs = 0, delayMs?: () => number) {
     this.engine = engine;
     this.clock = clock;
     this.apiOverheadMs = apiOverheadMs;
+    this.#delayMs = delayMs ?? (() => apiOverheadMs);
   }
 
   /**
@@ -92,7 +101,12 @@ export class RealClockEngineHost<R extends HostedRequest> {
     this.#stats.submitted++;
     const now = this.clock.now();
     if (this.apiOverheadMs > 0) {
-      this.#pending.push({ request: { ...request, arrivalMs: now }, dueMs: now + this.apiOverheadMs });
+      // Kept in due order: a load-dependent delay can let a later request overtake.
+      const dueMs = now + this.#delayMs();
+      const p = this.#pending;
+      let at = p.length;
+      while (at > 0 && (p[at - 1] as Pending<R>).dueMs > dueMs) at--;
+      p.splice(at, 0, { request: { ...request, arrivalMs: now }, dueMs });
       this.#reschedule();
       return null;
     }

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CalibrationInputError, calibrate, checkPoints, parseBenchResult } from './calibrate.js';
+import {
+  applyCalibratedProfile,
+  CalibrationInputError,
+  calibrate,
+  checkPoints,
+  parseBenchResult,
+} from './calibrate.js';
 import { runClosedLoop } from './closed-loop.js';
 import { DEPLOYMENT_PROFILES } from './profiles.js';
 
@@ -18,23 +24,25 @@ const wrongStart = {
 };
 
 describe('calibrate from vllm bench serve results', () => {
-  it('fits the InferenceBench fixture from a wrong start: TPOT within 10% at every point, TTFT within 20% except c = 16', () => {
+  it('fits the InferenceBench fixture from a wrong start: TPOT within 10% and TTFT within 20% at every point', () => {
     const cal = calibrate(wrongStart, points, 120);
     // The host term the built-in profile carries (0.7 ms, docs/decisions.md) is what the fit
     // finds again, within 10%.
     expect(cal.terms.hostPerSeqMs).toBeGreaterThan(0.63);
     expect(cal.terms.hostPerSeqMs).toBeLessThan(0.77);
     expect(cal.terms.memEfficiency).toBeGreaterThan(0.7);
-    for (const r of cal.rows) expect(rel(r.fitted.tpotP50Ms, r.point.tpotP50Ms)).toBeLessThan(0.1);
-    for (const r of cal.rows.filter((x) => x.point.concurrency !== 16)) {
+    for (const r of cal.rows) {
+      expect(rel(r.fitted.tpotP50Ms, r.point.tpotP50Ms)).toBeLessThan(0.1);
       expect(rel(r.fitted.ttftP50Ms, r.point.ttftP50Ms)).toBeLessThan(0.2);
     }
-    // Known gap (docs/engine-fidelity.md, not claimed there either): 41.69 ms is 3.8 steps at
-    // c = 16 against 1.9 at c = 64; no term of the model lifts one without the other. When a
-    // model change closes it, this fails: then assert 20% here too.
-    const c16 = cal.rows.find((x) => x.point.concurrency === 16);
+    // c = 16's TTFT (3.8 steps, against 1.9 at c = 64) is reached through the frontend's load
+    // term (frontend.ts): without it the best fit leaves c = 16 35% short (docs/calibrate.md).
+    expect(cal.terms.frontendPerTokenMs).toBeGreaterThan(0.1);
+    const without = calibrate({ ...wrongStart }, points, 120, { frontendLoad: false });
+    const c16 = without.rows.find((x) => x.point.concurrency === 16);
+    expect(without.terms.frontendPerTokenMs).toBe(0);
     expect(c16 && rel(c16.fitted.ttftP50Ms, c16.point.ttftP50Ms)).toBeGreaterThan(0.2);
-  }, 60_000);
+  }, 90_000);
 
   it('fits open-loop results (Poisson and bursty gamma arrivals at --request-rate R) back to the profile that made them', () => {
     // Results of a known engine (the built-in profile), written as vllm bench serve would:
@@ -157,5 +165,39 @@ describe('calibrate from vllm bench serve results', () => {
     expect(() => checkPoints([p4, { ...p4, label: 'z.json', concurrency: 64, tpotP50Ms: 2 }])).toThrow(
       /c4\.json and z\.json contradict each other|z\.json and c4\.json contradict each other/,
     );
+  });
+});
+
+describe('calibrated profile files', () => {
+  const terms = { memEfficiency: 0.8, hostPerSeqMs: 0.7, mfu: 0.4, apiOverheadMs: 3 };
+  it('reads a file written before the frontend load term as a constant frontend, and applies the term when given', () => {
+    const old = applyCalibratedProfile(
+      { base: 'llama-3.1-8b-h100', terms },
+      'llama-3.1-8b-h100',
+      h100,
+      'old.json',
+    );
+    expect(old.frontendPerTokenMs).toBe(0);
+    expect(old.apiOverheadMs).toBe(3);
+    const now = applyCalibratedProfile(
+      { base: 'llama-3.1-8b-h100', terms: { ...terms, frontendPerTokenMs: 0.6 } },
+      'llama-3.1-8b-h100',
+      h100,
+      'new.json',
+    );
+    expect(now.frontendPerTokenMs).toBe(0.6);
+  });
+
+  it('refuses a frontend load term out of its bounds, naming the field, the value and the bound', () => {
+    const bad = (v: unknown) => () =>
+      applyCalibratedProfile(
+        { base: 'llama-3.1-8b-h100', terms: { ...terms, frontendPerTokenMs: v } },
+        'llama-3.1-8b-h100',
+        h100,
+        'f.json',
+      );
+    expect(bad(-0.1)).toThrow(/f\.json: terms\.frontendPerTokenMs is -0\.1; expected a number from 0 to 2/);
+    expect(bad('fast')).toThrow(/terms\.frontendPerTokenMs is "fast"/);
+    expect(bad(0)).not.toThrow();
   });
 });

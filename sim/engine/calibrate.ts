@@ -215,6 +215,8 @@ export interface CalibratedTerms {
   readonly hostPerSeqMs: number;
   readonly mfu: number;
   readonly apiOverheadMs: number;
+  /** Frontend work per streamed output token, ms (`frontend.ts`); absent in files written before it = 0. */
+  readonly frontendPerTokenMs: number;
 }
 
 /** Measured vs fitted, per point. */
@@ -235,6 +237,7 @@ function withTerms(base: DeploymentProfile, t: CalibratedTerms): DeploymentProfi
     ...base,
     roofline: { ...base.roofline, memEfficiency: t.memEfficiency, hostPerSeqMs: t.hostPerSeqMs, mfu: t.mfu },
     apiOverheadMs: t.apiOverheadMs,
+    frontendPerTokenMs: t.frontendPerTokenMs,
   };
 }
 
@@ -280,6 +283,7 @@ const BOUNDS: readonly [number, number][] = [
   [0.001, 20], // t_host, ms
   [0.05, 1], // mfu
   [0.01, 200], // frontend, ms
+  [0.001, 2], // frontend per streamed token, ms (the lower bound: no load term to speak of)
 ];
 
 function terms(x: readonly number[]): CalibratedTerms {
@@ -292,6 +296,8 @@ function terms(x: readonly number[]): CalibratedTerms {
     hostPerSeqMs: v[1] as number,
     mfu: v[2] as number,
     apiOverheadMs: v[3] as number,
+    // Four coordinates: the fit without the frontend's load term.
+    frontendPerTokenMs: x.length > 4 ? (v[4] as number) : 0,
   };
 }
 
@@ -347,18 +353,31 @@ const GRID: readonly (readonly number[])[] = [
   [0.03, 0.055, 0.1, 0.18, 0.33, 0.6, 1.1, 2],
   [0.25, 0.45, 0.7],
   [0.5, 4, 15],
+  [0.001, 0.4],
 ];
 
+/** Options of {@link calibrate}. */
+export interface CalibrateOptions {
+  /**
+   * Fit the frontend's load term (`frontendPerTokenMs`, `frontend.ts`); false holds it at 0,
+   * for a deployment whose frontend is not shared with the output stream (several API
+   * server processes, or a separate router doing the streaming). @default true
+   */
+  readonly frontendLoad?: boolean;
+}
+
 /**
- * Fits the four terms of `base` to `points`: the best of the grid and the base's own terms
- * by least squares of the log errors, refined by Nelder–Mead on it, then on the Cauchy loss
- * from there (so a point the model cannot come near stops pulling the others), `iterations`
- * each. Deterministic: the same points give the same terms.
+ * Fits the five terms of `base` to `points` (four with `frontendLoad: false`): the best of
+ * the grid and the base's own terms by least squares of the log errors, refined by
+ * Nelder–Mead on it, then on the Cauchy loss from there (so a point the model cannot come
+ * near stops pulling the others), `iterations` each. Deterministic: the same points give the
+ * same terms.
  */
 export function calibrate(
   base: DeploymentProfile,
   points: readonly BenchPoint[],
   iterations = 120,
+  options: CalibrateOptions = {},
 ): Calibration {
   checkPoints(points);
   const f =
@@ -366,12 +385,16 @@ export function calibrate(
     (x: number[]): number =>
       loss(points, simulate(withTerms(base, terms(x)), points), rho);
   const r = base.roofline;
-  const starts: number[][] = [
-    [r.memEfficiency, Math.max(r.hostPerSeqMs, 0.01), r.mfu, Math.max(base.apiOverheadMs, 0.1)],
-  ];
+  const load = options.frontendLoad !== false;
+  const own = [r.memEfficiency, Math.max(r.hostPerSeqMs, 0.01), r.mfu, Math.max(base.apiOverheadMs, 0.1)];
+  const starts: number[][] = [load ? [...own, Math.max(base.frontendPerTokenMs, 0.001)] : own];
   for (const a of GRID[0] as number[])
     for (const b of GRID[1] as number[])
-      for (const c of GRID[2] as number[]) for (const d of GRID[3] as number[]) starts.push([a, b, c, d]);
+      for (const c of GRID[2] as number[])
+        for (const d of GRID[3] as number[]) {
+          if (!load) starts.push([a, b, c, d]);
+          else for (const e of GRID[4] as number[]) starts.push([a, b, c, d, e]);
+        }
   const ls = f(square);
   let x0 = starts[0]?.map(Math.log) as number[];
   let best = Number.POSITIVE_INFINITY;
@@ -426,10 +449,15 @@ export function applyCalibratedProfile(
   }
   const t = o.terms;
   if (t === null || typeof t !== 'object') throw new CalibrationInputError(`${label}: terms missing`);
-  const names = ['memEfficiency', 'hostPerSeqMs', 'mfu', 'apiOverheadMs'] as const;
+  const names = ['memEfficiency', 'hostPerSeqMs', 'mfu', 'apiOverheadMs', 'frontendPerTokenMs'] as const;
   const v = names.map((k, i) => {
-    const x = (t as Record<string, unknown>)[k];
-    const [lo, hi] = BOUNDS[i] as [number, number];
+    const given = (t as Record<string, unknown>)[k];
+    // Files written before the frontend's load term have none: a constant frontend delay.
+    if (k === 'frontendPerTokenMs' && given === undefined) return 0;
+    const x = given;
+    // 0 (no load term) is a valid value in a file; the fit's log space stops at the bound.
+    const [lo, hi] =
+      k === 'frontendPerTokenMs' ? [0, (BOUNDS[i] as [number, number])[1]] : (BOUNDS[i] as [number, number]);
     if (typeof x !== 'number' || !(x >= lo && x <= hi)) {
       throw new CalibrationInputError(
         `${label}: terms.${k} is ${JSON.stringify(x)}; expected a number from ${lo} to ${hi}`,
@@ -442,5 +470,6 @@ export function applyCalibratedProfile(
     hostPerSeqMs: v[1] as number,
     mfu: v[2] as number,
     apiOverheadMs: v[3] as number,
+    frontendPerTokenMs: v[4] as number,
   });
 }

@@ -137,7 +137,18 @@ export interface BuiltEngine<R extends RecordedEngineRequest> {
   /** The profile's frontend delay before a request reaches the engine, engine ms, and its jitter. */
   readonly apiOverheadMs: number;
   readonly apiJitterSigma: number;
+  /** Frontend work per streamed output token, ms (`frontend.ts`); 0 = a constant frontend delay. */
+  readonly frontendPerTokenMs: number;
+  /** Output tokens the engine streams per ms now (0 for engines without a frontend load). */
+  readonly streamRatePerMs: () => number;
 }
+
+const NO_FRONTEND = {
+  apiOverheadMs: 0,
+  apiJitterSigma: 0,
+  frontendPerTokenMs: 0,
+  streamRatePerMs: () => 0,
+} as const;
 
 /** The profile's limits with the overrides applied (blocks scale with gpu_memory_utilization). */
 function limitsOf(l: EngineLimits, o: LimitOverrides): EngineLimits {
@@ -182,14 +193,16 @@ export function buildEngine<R extends RecordedEngineRequest>(o: EngineBuildOptio
       slowdown,
     });
     const facts = { modelName, maxModelLen: FIXED_MAX_MODEL_LEN, maxNumSeqs };
-    return { engine, tracked: undefined, ...facts, apiOverheadMs: 0, apiJitterSigma: 0 };
+    return { engine, tracked: undefined, ...facts, ...NO_FRONTEND };
   }
   const own = entry.kind === 'deployment';
   const base: DeploymentProfile =
     o.calibrated ?? (own ? DEPLOYMENT_PROFILES[o.profile as keyof typeof DEPLOYMENT_PROFILES] : BASE_PROFILE);
   const limits = limitsOf(base.limits, o.limits ?? {});
   // Only the deployment profiles carry a frontend; the abstract engines have none unless set.
-  const api = { apiOverheadMs: own ? base.apiOverheadMs : 0, apiJitterSigma: own ? base.apiJitterSigma : 0 };
+  const api = own
+    ? { ...NO_FRONTEND, apiOverheadMs: base.apiOverheadMs, apiJitterSigma: base.apiJitterSigma }
+    : NO_FRONTEND;
   if (entry.kind === 'recorded') {
     const engine = new RecordedEngine<R>({ modelName: o.modelName ?? 'recorded', engineIndex });
     const facts = { modelName: o.modelName ?? 'recorded', maxModelLen: limits.maxModelLen };
@@ -223,5 +236,8 @@ export function buildEngine<R extends RecordedEngineRequest>(o: EngineBuildOptio
     ...(o.coldStart === undefined ? {} : { coldStart: o.coldStart }),
   });
   const facts = { modelName, maxModelLen: limits.maxModelLen, maxNumSeqs: limits.maxNumSeqs };
-  return { engine, tracked: engine, ...facts, ...api };
+  const load = own
+    ? { frontendPerTokenMs: base.frontendPerTokenMs, streamRatePerMs: () => engine.streamRatePerMs }
+    : {};
+  return { engine, tracked: engine, ...facts, ...api, ...load };
 }

@@ -4,7 +4,8 @@
  * token and send the next at once, until `requests` have been sent; with a finite
  * `--request-rate` the requests are due at the client's Poisson or gamma send times
  * (`arrivals.ts`, an open loop), each still waiting for one of C slots when C is set. A request reaches the
- * engine `apiOverheadMs` after it is sent (the frontend), and its TTFT and end are measured
+ * engine `apiOverheadMs` after it is sent (the frontend; longer under load when the profile
+ * has a `frontendPerTokenMs`, `frontend.ts`), and its TTFT and end are measured
  * from the send. The figures are vLLM's: TTFT, TPOT = (e2e − TTFT)/(output − 1) per request
  * (requests of one token have none), and output tokens/s = all output tokens over the time
  * from the first send to the last completion.
@@ -15,6 +16,7 @@
 import { rngStream } from '../kernel/rng.js';
 import { benchSendTimes } from './arrivals.js';
 import { VllmEngine } from './engine.js';
+import { frontendDelayMs } from './frontend.js';
 import { lognormalStepJitter } from './jitter.js';
 import type { DeploymentProfile } from './profiles.js';
 import { rooflineStepTime } from './step-time.js';
@@ -82,6 +84,7 @@ export function runClosedLoop(profile: DeploymentProfile, spec: ClosedLoopSpec, 
   const api = profile.apiOverheadMs;
   const apiRng = rngStream(seed, 'engine.0.api');
   const apiSigma = profile.apiJitterSigma;
+  const perTokenMs = profile.frontendPerTokenMs;
   // Requests sent but not yet at the engine, by arrival time.
   const inFlight: Req[] = [];
   let sent = 0;
@@ -100,7 +103,14 @@ export function runClosedLoop(profile: DeploymentProfile, spec: ClosedLoopSpec, 
       sentMs: nowMs,
       firstMs: Number.NaN,
       arrivalMs: nowMs,
-      atEngineMs: us(nowMs + (apiSigma > 0 ? api * apiRng.lognormal(0, apiSigma) : api)),
+      atEngineMs: us(
+        nowMs +
+          frontendDelayMs(
+            apiSigma > 0 ? api * apiRng.lognormal(0, apiSigma) : api,
+            perTokenMs,
+            engine.streamRatePerMs,
+          ),
+      ),
     });
     inFlight.sort((a, b) => a.atEngineMs - b.atEngineMs);
   };

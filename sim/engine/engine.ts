@@ -147,6 +147,8 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #generatedBefore: number;
   /** When the batch in flight ends, ms; NaN when none is in flight. */
   #inFlightEndMs = Number.NaN;
+  /** Duration of the step most recently started by `step()`, ms (0 before the first). */
+  #lastStepMs = 0;
   /**
    * KV blocks in use as of the last step. `kv_cache_usage_perc` is this over the pool, divided
    * when read (scrapes, the time series) rather than at every step.
@@ -230,6 +232,15 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
 
   get numWaiting(): number {
     return this.#waiting.length;
+  }
+
+  /**
+   * Output tokens streamed per ms now: the running sequences over the duration of the step
+   * in flight; 0 when none is (the frontend's load, `frontend.ts`).
+   */
+  get streamRatePerMs(): number {
+    if (Number.isNaN(this.#inFlightEndMs) || !(this.#lastStepMs > 0)) return 0;
+    return this.#running.length / this.#lastStepMs;
   }
 
   get kvCacheUsage(): number {
@@ -385,6 +396,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       const durationUs = this.#stepDurationUs(plan.shape, nowMs, ++this.#ordinal);
       const durationMs = durationUs / US_PER_MS;
       this.#inFlightEndMs = nowMs + durationMs;
+      this.#lastStepMs = durationMs;
       this.#readyAtMs = Number.NaN;
       m.engineSteps++;
       batch = this.#batchInfo(nowMs, durationMs);

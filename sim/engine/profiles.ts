@@ -102,8 +102,14 @@ export interface DeploymentProfile {
   readonly hardware: string;
   readonly roofline: RooflineParams;
   readonly limits: EngineLimits;
-  /** Frontend (API server, tokenisation) delay before a request reaches the engine, ms. */
+  /** Frontend (API server, tokenisation) delay before a request reaches the engine, ms, when the frontend is idle. */
   readonly apiOverheadMs: number;
+  /**
+   * Frontend work per streamed output token, ms: lengthens the frontend delay under load
+   * (`frontend.ts`). 0 in the built-in profiles (their sources do not separate it); fitted
+   * by `sluice calibrate`.
+   */
+  readonly frontendPerTokenMs: number;
   /** σ of the lognormal per-step jitter of the step time (`jitter.ts`); 0 = none. */
   readonly stepJitterSigma: number;
   /** σ of the lognormal per-request jitter of the frontend delay; 0 = none. */
@@ -131,7 +137,12 @@ const LLAMA_70B = {
 } as const;
 
 const COMMON_TIMING = { memEfficiency: 0.8, perSeqOverheadMs: 0.005, hostPerSeqMs: 0.7 } as const;
-const COMMON_VARIABILITY = { apiOverheadMs: 4, stepJitterSigma: 0.03, apiJitterSigma: 0.1 } as const;
+const COMMON_VARIABILITY = {
+  apiOverheadMs: 4,
+  frontendPerTokenMs: 0,
+  stepJitterSigma: 0.03,
+  apiJitterSigma: 0.1,
+} as const;
 
 const LARGE_GPU_LIMITS = { maxNumSeqs: 1024, maxNumBatchedTokens: 8192 } as const;
 const A100_LIMITS = { maxNumSeqs: 256, maxNumBatchedTokens: 2048 } as const;

@@ -5,6 +5,7 @@
  */
 
 import { buildEngine, type LimitOverrides } from '../engine/catalogue.js';
+import { frontendDelayMs } from '../engine/frontend.js';
 import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../engine/profiles.js';
 import type { RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
@@ -105,11 +106,22 @@ export function buildEngines(
     Object.assign(node, { endpoint: ep, host, engine });
     const api = g.api_overhead_ms ?? built.apiOverheadMs;
     const apiSigma = g.api_jitter_sigma ?? built.apiJitterSigma;
+    const perTokenMs = built.frontendPerTokenMs;
+    const rate = built.streamRatePerMs;
     if (api > 0 && apiSigma > 0) {
       const rng = rngStream(seed, `engine.${ep.index}.api`);
       // Rounded to the µs: the simulator's clock keeps that grid.
       Object.defineProperty(node, 'apiOverheadMs', {
-        get: () => Math.round(api * rng.lognormal(0, apiSigma) * 1000) / 1000,
+        get:
+          perTokenMs > 0
+            ? () =>
+                Math.round(frontendDelayMs(api * rng.lognormal(0, apiSigma), perTokenMs, rate()) * 1000) /
+                1000
+            : () => Math.round(api * rng.lognormal(0, apiSigma) * 1000) / 1000,
+      });
+    } else if (api > 0 && perTokenMs > 0) {
+      Object.defineProperty(node, 'apiOverheadMs', {
+        get: () => Math.round(frontendDelayMs(api, perTokenMs, rate()) * 1000) / 1000,
       });
     } else {
       Object.assign(node, { apiOverheadMs: api });
