@@ -15,10 +15,10 @@
  * The fit minimises Σ ρ(ln(simulated/measured)) over the three figures of every point, with
  * the Cauchy loss ρ(r) = ln(1 + (r/0.1)²), by Nelder–Mead over the logs of the terms. Near 0
  * it is the least-squares fit of the log errors; a point off by far more than 10%, which no
- * value of the four terms brings near, weighs only logarithmically, so it does not pull the
- * others away (InferenceBench's c = 16 TTFT, docs/engine-fidelity.md).
+ * value of the terms brings near, weighs only logarithmically, so it does not pull the
+ * others away.
  *
- * Results without the figures, a single result (four terms need several loads) and results
+ * Results without the figures, a single result (five terms need several loads) and results
  * that contradict each other are refused with a message naming the file, field, value and
  * bound.
  */

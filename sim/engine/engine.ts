@@ -147,8 +147,11 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
   readonly #generatedBefore: number;
   /** When the batch in flight ends, ms; NaN when none is in flight. */
   #inFlightEndMs = Number.NaN;
-  /** Duration of the step most recently started by `step()`, ms (0 before the first). */
-  #lastStepMs = 0;
+  /**
+   * Duration of the batch in flight, µs (an integer; 0 before the first): set by `step()` and,
+   * for a batch planned ahead, by `catchUp`, so both modes agree once caught up.
+   */
+  #inFlightUs = 0;
   /**
    * KV blocks in use as of the last step. `kv_cache_usage_perc` is this over the pool, divided
    * when read (scrapes, the time series) rather than at every step.
@@ -236,11 +239,12 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
 
   /**
    * Output tokens streamed per ms now: the running sequences over the duration of the step
-   * in flight; 0 when none is (the frontend's load, `frontend.ts`).
+   * in flight; 0 when none is (the frontend's load, `frontend.ts`). With `runAhead`, read it
+   * after `catchUp` to now (`SimEngineHost.sync`), as every other reading of the state.
    */
   get streamRatePerMs(): number {
-    if (Number.isNaN(this.#inFlightEndMs) || !(this.#lastStepMs > 0)) return 0;
-    return this.#running.length / this.#lastStepMs;
+    if (Number.isNaN(this.#inFlightEndMs) || this.#inFlightUs === 0) return 0;
+    return (this.#running.length * US_PER_MS) / this.#inFlightUs;
   }
 
   get kvCacheUsage(): number {
@@ -352,6 +356,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
     this.#completions += n;
     this.#lastCompletionMs = ahead.lastAppliedStartMs();
     this.#inFlightEndMs = ahead.inFlightEndMs();
+    this.#inFlightUs = ahead.endUs(applied) - ahead.endUs(applied - 1);
     return n;
   }
 
@@ -396,7 +401,7 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       const durationUs = this.#stepDurationUs(plan.shape, nowMs, ++this.#ordinal);
       const durationMs = durationUs / US_PER_MS;
       this.#inFlightEndMs = nowMs + durationMs;
-      this.#lastStepMs = durationMs;
+      this.#inFlightUs = durationUs;
       this.#readyAtMs = Number.NaN;
       m.engineSteps++;
       batch = this.#batchInfo(nowMs, durationMs);

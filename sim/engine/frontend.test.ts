@@ -3,7 +3,8 @@ import { runClosedLoop } from './closed-loop.js';
 import { FRONTEND_RHO_MAX, frontendDelayMs } from './frontend.js';
 import { DEPLOYMENT_PROFILES } from './profiles.js';
 
-const h100 = DEPLOYMENT_PROFILES['llama-3.1-8b-h100'];
+/** The built-in profile with a constant frontend delay. */
+const h100 = { ...DEPLOYMENT_PROFILES['llama-3.1-8b-h100'], frontendPerTokenMs: 0 };
 // Lengths spread as a real dataset's are, so the clients do not finish in lockstep.
 const spec = (c: number) => ({
   concurrency: c,

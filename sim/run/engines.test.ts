@@ -112,4 +112,30 @@ describe('engine groups in a run', () => {
     expect(message(bad)).toMatch(/terms\.memEfficiency is 3/);
     expect(message(join(dir, 'none.json'))).toMatch(/was not found/);
   });
+
+  it("lengthens a deployment engine's frontend delay while it streams, unless the group sets frontend_per_token_ms: 0", async () => {
+    // One engine under 20 req/s of ~256+128 tokens streams ~1.3 tokens/ms: at 0.55 ms per
+    // token its 4 ms frontend takes ~13-17 ms, and TTFT p50 grows by about the difference.
+    const busy = (extra: string): string =>
+      scenario(`  - { profile: llama-3.1-8b-h100, api_jitter_sigma: 0${extra} }`).replace(
+        'rate_per_sec: 1 }',
+        'rate_per_sec: 20 }\n  prompt_tokens: { kind: fixed, value: 256 }\n  output_tokens: { kind: uniform, low: 96, high: 160 }',
+      );
+    const run = async (extra: string) =>
+      (await runScenario(parseScenarioText(busy(extra), 'x.yaml'), { sink: new MemorySink(false) })).ttft_ms
+        .p50 as number;
+    const loaded = await run('');
+    const constant = await run(', frontend_per_token_ms: 0');
+    expect(loaded - constant).toBeGreaterThan(5);
+    expect(loaded - constant).toBeLessThan(30);
+    // A tenth of the work per token: a tenth of the load, about a millisecond more.
+    const light = await run(', frontend_per_token_ms: 0.055');
+    expect(light - constant).toBeLessThan(3);
+  });
+
+  it('refuses a frontend_per_token_ms out of bounds, naming the field and the bound', () => {
+    expect(() =>
+      parseScenarioText(scenario('  - { profile: llama-3.1-8b-h100, frontend_per_token_ms: 3 }'), 'x.yaml'),
+    ).toThrow(/engines\[0\]\.frontend_per_token_ms.*3.*2/);
+  });
 });

@@ -106,8 +106,12 @@ export function buildEngines(
     Object.assign(node, { endpoint: ep, host, engine });
     const api = g.api_overhead_ms ?? built.apiOverheadMs;
     const apiSigma = g.api_jitter_sigma ?? built.apiJitterSigma;
-    const perTokenMs = built.frontendPerTokenMs;
-    const rate = built.streamRatePerMs;
+    const perTokenMs = g.frontend_per_token_ms ?? built.frontendPerTokenMs;
+    // The engine's state as of now (a run-ahead plan caught up), the same in both step modes.
+    const rate = (): number => {
+      host.sync();
+      return built.streamRatePerMs();
+    };
     if (api > 0 && apiSigma > 0) {
       const rng = rngStream(seed, `engine.${ep.index}.api`);
       // Rounded to the µs: the simulator's clock keeps that grid.

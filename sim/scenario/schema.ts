@@ -671,6 +671,12 @@ export const engineGroupSchema = z
       .describe(
         "Frontend delay before a request reaches the engine, ms. Default: the profile's (4 ms); 0 for exponential, fitted and recorded engines.",
       ),
+    frontend_per_token_ms: nonNegative()
+      .max(2)
+      .optional()
+      .describe(
+        "Frontend work per streamed output token, ms: under load a request's frontend delay is api_overhead_ms / (1 - ρ), ρ = this × the tokens its engine streams per ms (held at 0.9 at most). Default: the profile's (0.55 ms; a calibrated profile's fitted value); no effect on exponential, fixed and recorded engines.",
+      ),
     step_jitter_sigma: nonNegative()
       .max(1)
       .optional()
