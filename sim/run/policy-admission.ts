@@ -54,9 +54,11 @@ import {
   parsePolicy,
   type PolicyQueueExit as QueueExit,
 } from '../../gate/index.js';
+import { dependencyNames } from '../scenario/policy-checks.js';
 import type { ScenarioPolicy } from '../scenario/policy-section.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { ClientView } from './admission.js';
+import { DependencyOutages } from './dependency-outages.js';
 import type { PoolHealth } from './pool-health.js';
 import type { ClassSummary, Outcome, PolicySummary } from './records.js';
 import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.js';
@@ -98,6 +100,8 @@ export class SimPolicy implements PolicyHooks {
   /** Deferred attempts by the store's item id. */
   readonly #deferred = new Map<string, Attempt>();
   readonly defers: DeferTally = { completed: 0 };
+  /** The policy's dependencies, opened and closed by the timeline's `dependency_outage` events. */
+  readonly dependencies: DependencyOutages;
 
   /**
    * @param health the pool's health (default: always healthy); call {@link healthChanged} after
@@ -108,12 +112,19 @@ export class SimPolicy implements PolicyHooks {
     this.policy = parsePolicy(section.text, section.file);
     clock = microsecondClock(clock);
     this.#clock = clock;
+    // A dependency opening or closing pumps the host, as a change of the pool's health does.
+    const deps = new DependencyOutages(dependencyNames(this.policy), () => this.gate.pump());
+    this.dependencies = deps;
+    // The live map of open names: conditions read it at each decision, with no copy.
+    const healthyOpen: Conditions = Object.freeze({ openDependencies: deps.open });
+    const unhealthyOpen: Conditions = Object.freeze({ healthy: false, openDependencies: deps.open });
     let ids = 0;
     this.gate = new PolicyGate<Attempt>({
       policy: this.policy,
       clock,
       store: this.store,
-      conditions: () => (health.healthy ? HEALTHY : UNHEALTHY),
+      conditions: () =>
+        deps.anyOpen ? (health.healthy ? healthyOpen : unhealthyOpen) : health.healthy ? HEALTHY : UNHEALTHY,
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
@@ -290,6 +301,11 @@ export class SimPolicy implements PolicyHooks {
     return this.#deferred.size;
   }
 
+  /** The run's time now, ms. */
+  now(): number {
+    return this.#clock.now();
+  }
+
   /** The host's scorecard. */
   snapshot(): PolicySnapshot {
     return this.gate.snapshot();
@@ -337,8 +353,15 @@ export function hasClassColumns(s: Scenario): boolean {
   );
 }
 
-/** The summary's policy section: the host's scorecard and the clients' useful on-time completions. */
-export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): PolicySummary {
+/**
+ * The summary's policy section: the host's scorecard and the clients' useful on-time completions;
+ * with `withDependencies` (the timeline has a `dependency_outage`), each dependency's figures.
+ */
+export function policySummary(
+  p: SimPolicy,
+  classes: readonly ClassSummary[],
+  withDependencies = false,
+): PolicySummary {
   const scorecard = p.snapshot();
   return {
     file: p.file,
@@ -346,5 +369,6 @@ export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): P
     useful_on_time: Object.fromEntries(classes.map((c) => [c.class, c.useful_on_time])),
     deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
     defer_store: scorecard.defer_store,
+    ...(withDependencies ? { dependencies: p.dependencies.figures(p.now()) } : {}),
   };
 }
