@@ -7,7 +7,8 @@
  * - admit: on to the gate with its lease;
  * - queue: held until the policy dispatches it (on to the gate) or it expires (refused, 503);
  * - degrade: on to the gate with the reduced max_tokens the engine then generates (a fallback
- *   pool is not modelled: the run offers none, so the policy never chooses one);
+ *   pool is not modelled: a scenario has one pool, so the loader refuses a policy with a `pool`
+ *   degrade, sim/scenario/policy-checks.ts);
  * - defer: the client gets its 202 and status id; the item waits in the in-memory defer store
  *   and the policy's drain feeds it back at its pace (the request runs then), or it expires;
  *   during a `defer_store_outage` the store throws, so defers are refused (class_capacity, no
@@ -33,8 +34,17 @@
  *   proxy does on a breaker change), so a period starts and ends at the change, not at the next
  *   decision. Reading the health is O(1): a count of the rule's engines down and the maintenance
  *   flag.
- * - `availablePools`, `openDependencies`: none. The run models no fallback pool and no
- *   dependency (a `depends_on` is never open).
+ * - `openDependencies`: the `depends_on` names a timeline `dependency_outage` holds open now
+ *   ({@link DependencyOutages}), standing in for the proxy's "the rule of that name has no
+ *   endpoint with its breaker closed". Each carries no retry time, as in the proxy (the reopen
+ *   is not a promise), so a dependent class's new requests are rejected with `dependency_open`,
+ *   503, no Retry-After; classes that do not depend on the name are untouched. As in the gate,
+ *   only arrivals check it: work queued or deferred before is still dispatched and drained, and
+ *   an admitted request of a dependent class does not fail (the run models the admission, not
+ *   the dependency). Each open or close pumps the host, as a change of health does. With no
+ *   outage in force the conditions are the same frozen objects as before (no cost).
+ * - `availablePools`: none. A scenario has one pool (one rule and its engines); a policy with a
+ *   `pool` degrade is refused when the scenario is loaded, so the policy never looks for one.
  */
 import {
   type AdmissionEnvelope,
