@@ -46,6 +46,12 @@ function classRows(s: RunSummary): [string, string][] {
         '  defer store',
         `${ds.failures} calls failed: ${ds.refused_defers} defers refused, ${ds.stopped_drains} drain steps stopped, ${ds.unrecorded_ends} ends unwritten at end`,
       ]);
+    for (const [name, d] of Object.entries(p.dependencies ?? {}))
+      if (d.opened > 0)
+        rows.push([
+          `  dependency ${name}`,
+          `opened ${d.opened} time${d.opened === 1 ? '' : 's'}, open ${(d.open_ms / 1000).toFixed(1)} s in all (dependent classes rejected with dependency_open)`,
+        ]);
   }
   return rows;
 }

@@ -7,7 +7,8 @@
  * - admit: on to the gate with its lease;
  * - queue: held until the policy dispatches it (on to the gate) or it expires (refused, 503);
  * - degrade: on to the gate with the reduced max_tokens the engine then generates (a fallback
- *   pool is not modelled: the run offers none, so the policy never chooses one);
+ *   pool is not modelled: a scenario has one pool, so the loader refuses a policy with a `pool`
+ *   degrade, sim/scenario/policy-checks.ts);
  * - defer: the client gets its 202 and status id; the item waits in the in-memory defer store
  *   and the policy's drain feeds it back at its pace (the request runs then), or it expires;
  *   during a `defer_store_outage` the store throws, so defers are refused (class_capacity, no
@@ -33,8 +34,17 @@
  *   proxy does on a breaker change), so a period starts and ends at the change, not at the next
  *   decision. Reading the health is O(1): a count of the rule's engines down and the maintenance
  *   flag.
- * - `availablePools`, `openDependencies`: none. The run models no fallback pool and no
- *   dependency (a `depends_on` is never open).
+ * - `openDependencies`: the `depends_on` names a timeline `dependency_outage` holds open now
+ *   ({@link DependencyOutages}), standing in for the proxy's "the rule of that name has no
+ *   endpoint with its breaker closed". Each carries no retry time, as in the proxy (the reopen
+ *   is not a promise), so a dependent class's new requests are rejected with `dependency_open`,
+ *   503, no Retry-After; classes that do not depend on the name are untouched. As in the gate,
+ *   only arrivals check it: work queued or deferred before is still dispatched and drained, and
+ *   an admitted request of a dependent class does not fail (the run models the admission, not
+ *   the dependency). Each open or close pumps the host, as a change of health does. With no
+ *   outage in force the conditions are the same frozen objects as before (no cost).
+ * - `availablePools`: none. A scenario has one pool (one rule and its engines); a policy with a
+ *   `pool` degrade is refused when the scenario is loaded, so the policy never looks for one.
  */
 import {
   type AdmissionEnvelope,
@@ -54,9 +64,11 @@ import {
   parsePolicy,
   type PolicyQueueExit as QueueExit,
 } from '../../gate/index.js';
+import { dependencyNames } from '../scenario/policy-checks.js';
 import type { ScenarioPolicy } from '../scenario/policy-section.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { ClientView } from './admission.js';
+import { DependencyOutages } from './dependency-outages.js';
 import type { PoolHealth } from './pool-health.js';
 import type { ClassSummary, Outcome, PolicySummary } from './records.js';
 import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.js';
@@ -98,6 +110,8 @@ export class SimPolicy implements PolicyHooks {
   /** Deferred attempts by the store's item id. */
   readonly #deferred = new Map<string, Attempt>();
   readonly defers: DeferTally = { completed: 0 };
+  /** The policy's dependencies, opened and closed by the timeline's `dependency_outage` events. */
+  readonly dependencies: DependencyOutages;
 
   /**
    * @param health the pool's health (default: always healthy); call {@link healthChanged} after
@@ -108,12 +122,19 @@ export class SimPolicy implements PolicyHooks {
     this.policy = parsePolicy(section.text, section.file);
     clock = microsecondClock(clock);
     this.#clock = clock;
+    // A dependency opening or closing pumps the host, as a change of the pool's health does.
+    const deps = new DependencyOutages(dependencyNames(this.policy), () => this.gate.pump());
+    this.dependencies = deps;
+    // The live map of open names: conditions read it at each decision, with no copy.
+    const healthyOpen: Conditions = Object.freeze({ openDependencies: deps.open });
+    const unhealthyOpen: Conditions = Object.freeze({ healthy: false, openDependencies: deps.open });
     let ids = 0;
     this.gate = new PolicyGate<Attempt>({
       policy: this.policy,
       clock,
       store: this.store,
-      conditions: () => (health.healthy ? HEALTHY : UNHEALTHY),
+      conditions: () =>
+        deps.anyOpen ? (health.healthy ? healthyOpen : unhealthyOpen) : health.healthy ? HEALTHY : UNHEALTHY,
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
@@ -290,6 +311,11 @@ export class SimPolicy implements PolicyHooks {
     return this.#deferred.size;
   }
 
+  /** The run's time now, ms. */
+  now(): number {
+    return this.#clock.now();
+  }
+
   /** The host's scorecard. */
   snapshot(): PolicySnapshot {
     return this.gate.snapshot();
@@ -337,8 +363,15 @@ export function hasClassColumns(s: Scenario): boolean {
   );
 }
 
-/** The summary's policy section: the host's scorecard and the clients' useful on-time completions. */
-export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): PolicySummary {
+/**
+ * The summary's policy section: the host's scorecard and the clients' useful on-time completions;
+ * with `withDependencies` (the timeline has a `dependency_outage`), each dependency's figures.
+ */
+export function policySummary(
+  p: SimPolicy,
+  classes: readonly ClassSummary[],
+  withDependencies = false,
+): PolicySummary {
   const scorecard = p.snapshot();
   return {
     file: p.file,
@@ -346,5 +379,6 @@ export function policySummary(p: SimPolicy, classes: readonly ClassSummary[]): P
     useful_on_time: Object.fromEntries(classes.map((c) => [c.class, c.useful_on_time])),
     deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
     defer_store: scorecard.defer_store,
+    ...(withDependencies ? { dependencies: p.dependencies.figures(p.now()) } : {}),
   };
 }

@@ -240,6 +240,19 @@ export interface PolicySummary {
    * for it, drain steps it stopped, item ends not yet written. Absent in summaries of older runs.
    */
   defer_store?: DeferStoreFigures;
+  /**
+   * Per dependency of the policy (a class's `depends_on` name): its `dependency_outage` periods
+   * and time open over the whole run. Only in runs whose timeline has a `dependency_outage`.
+   */
+  dependencies?: Record<string, DependencyFigures>;
+}
+
+/** How one dependency's outages went, over the whole run. */
+export interface DependencyFigures {
+  /** Times it opened. */
+  opened: number;
+  /** Time it was open, ms (a period still open at the end counts to the end). */
+  open_ms: number;
 }
 
 /**

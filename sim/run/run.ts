@@ -170,6 +170,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     lifecycle.tools,
     policy?.store,
     health,
+    policy?.dependencies,
   );
   const pool0 = admission.pool();
   const configured = {
@@ -212,7 +213,12 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     events: sim.eventCount,
   });
   if (classStats !== null) summary.classes = classStats.summary();
-  if (policy !== undefined) summary.policy = policySummary(policy, summary.classes ?? []);
+  if (policy !== undefined)
+    summary.policy = policySummary(
+      policy,
+      summary.classes ?? [],
+      scenario.timeline.some((e) => e.event === 'dependency_outage'),
+    );
   await sink.close(summary);
   return summary;
 }

@@ -9,6 +9,7 @@ import { rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { Admission } from './admission.js';
+import type { DependencyOutages } from './dependency-outages.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
 import type { PoolHealth } from './pool-health.js';
 
@@ -127,7 +128,8 @@ export function scheduleHealth(
 /**
  * Schedules the scenario's timeline events. `tools` is the clients' tool phase, whose `slowdown`
  * (a multiplier of tool-call times, 1 = normal) `tool_slowdown` events turn. `health`, when
- * given, is told each engine that goes down or comes back and each maintenance switch.
+ * given, is told each engine that goes down or comes back and each maintenance switch;
+ * `dependencies`, each `dependency_outage`'s start and end.
  */
 export function scheduleTimeline(
   sim: Simulator,
@@ -138,6 +140,7 @@ export function scheduleTimeline(
   tools: { slowdown: number },
   deferStore?: FailingDeferStore,
   health?: PoolHealth,
+  dependencies?: DependencyOutages,
 ): void {
   const down = (i: number): void => {
     const n = nodes[i];
@@ -213,6 +216,12 @@ export function scheduleTimeline(
         // Resolved only with gate.policy, so there is a store to fail.
         sim.schedule(at, () => deferStore?.startOutage());
         sim.schedule(at + e.duration_s * 1000, () => deferStore?.endOutage());
+        break;
+      case 'dependency_outage':
+        // Resolved only with gate.policy and a name some class depends on.
+        sim.schedule(at, () => dependencies?.start(e.name, sim.now()));
+        if (e.duration_s !== undefined)
+          sim.schedule(at + e.duration_s * 1000, () => dependencies?.end(e.name, sim.now()));
         break;
       case 'workload_shift':
         break;

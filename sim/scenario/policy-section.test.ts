@@ -114,4 +114,55 @@ describe('gate.policy', () => {
     expect(lines.join('\n')).toMatch(/envelope\.prompt_estimate_share: 1\.5 is above the maximum 1/);
     expect(lines.join('\n')).toMatch(/envelope\.route: "v1" is not a path/);
   });
+  it('takes a dependency_outage of a depends_on name, and refuses another name listing the dependencies', async () => {
+    const deps = POLICY.replace(
+      '    deadline: { default_ms: 2000 }\n',
+      '    deadline: { default_ms: 2000 }\n    depends_on: [tools, search]\n',
+    );
+    const outage = (name: string) =>
+      `${SCENARIO}timeline:\n  - { at_s: 10, event: dependency_outage, name: ${name}, duration_s: 20 }\n`;
+    const dir = dirWith({ 'ok.yaml': outage('search'), 's.yaml': outage('tool'), 'policy.yaml': deps });
+    const s = await loadScenario(join(dir, 'ok.yaml'));
+    expect(s.timeline).toEqual([{ at_s: 10, event: 'dependency_outage', name: 'search', duration_s: 20 }]);
+    const err = await errorOf(join(dir, 's.yaml'));
+    const pf = join(dir, 'policy.yaml');
+    expect(err.message).toBe(
+      `${join(dir, 's.yaml')}:17:49: timeline[0].name: "tool" is not a dependency of ${pf}: no class lists it in depends_on (the dependencies are tools, search)`,
+    );
+    expect(err.issues[0]?.expected).toBe('one of tools, search');
+    // A policy without depends_on says so.
+    const none = dirWith({ 's.yaml': outage('tools'), 'policy.yaml': POLICY });
+    expect((await errorOf(join(none, 's.yaml'))).message).toMatch(
+      /timeline\[0\]\.name: "tools" is not a dependency of .*policy\.yaml: no class lists it in depends_on \(no class has depends_on\)$/,
+    );
+  });
+
+  it('refuses a dependency_outage without gate.policy', async () => {
+    const plain = SCENARIO.replace('  policy: policy.yaml\n', '').replace(', tool_calls: 2', '');
+    const dir = dirWith({
+      's.yaml': `${plain}timeline:\n  - { at_s: 10, event: dependency_outage, name: tools }\n`,
+    });
+    expect((await errorOf(join(dir, 's.yaml'))).message).toBe(
+      `${join(dir, 's.yaml')}:16:24: timeline[0].event: "dependency_outage" needs gate.policy (a dependency is a class's depends_on in the policy); the scenario has none`,
+    );
+  });
+
+  it('refuses a pool degrade at its place in the policy file: the run has no second pool', async () => {
+    const pooled = POLICY.replace(
+      '    deadline: { default_ms: 2000 }\n',
+      '    deadline: { default_ms: 2000 }\n    degrade:\n      - { kind: max_tokens, max_output_tokens: 64 }\n      - { kind: pool, pool: small }\n',
+    );
+    const dir = dirWith({ 's.yaml': SCENARIO, 'policy.yaml': pooled });
+    const err = await errorOf(join(dir, 's.yaml'));
+    const pf = join(dir, 'policy.yaml');
+    expect(err.message).toBe(
+      `${pf}:12:29: classes.chat.degrade[1].pool: a pool degrade ("small") cannot run in the simulator: a scenario has one pool (its rule and its engines), so there is no fallback pool to send the request to; use a max_tokens degrade in the scenario's policy, or run this policy behind sluice proxy`,
+    );
+    expect(err.issues[0]).toMatchObject({
+      file: pf,
+      line: 12,
+      col: 29,
+      path: 'classes.chat.degrade[1].pool',
+    });
+  });
 });

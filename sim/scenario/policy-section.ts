@@ -2,11 +2,13 @@
  * A scenario's `gate.policy: FILE`: the policy file read beside the scenario and validated by the
  * policy's own parser (gate/policy/parse.ts), its problems reported at their place in the policy
  * file; and the clients' envelope inputs checked against it (a class the policy does not declare,
- * envelope inputs without a policy).
+ * envelope inputs without a policy), and what the scenario asks of it (policy-checks.ts: a
+ * `dependency_outage` of a dependency no class has, a `pool` degrade the run cannot model).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
-import { isPolicyError, parsePolicy } from '../../gate/index.js';
+import { isPolicyError, type Policy, parsePolicy } from '../../gate/index.js';
+import { checkPolicyUse } from './policy-checks.js';
 import type { EnvelopeSpec, ScenarioFile } from './schema.js';
 import { envelopeHasToolTime } from './tool-time.js';
 
@@ -117,9 +119,9 @@ export function resolvePolicy(
     report(['gate', 'policy'], ref, `cannot read ${name} (${why})`, 'a readable policy file');
     return undefined;
   }
-  let classes: string[];
+  let policy: Policy;
   try {
-    classes = parsePolicy(text, name).classes.map((c) => c.name);
+    policy = parsePolicy(text, name);
   } catch (err) {
     if (!isPolicyError(err)) throw err;
     for (const iss of err.issues)
@@ -134,6 +136,8 @@ export function resolvePolicy(
       report(['gate', 'policy'], ref, `and ${err.omitted} more problems in ${name}`, 'a valid policy file');
     return undefined;
   }
+  const classes = policy.classes.map((c) => c.name);
+  checkPolicyUse(s, policy, name, text, report);
   for (const e of envelopes) {
     const c = e.env.class;
     if (c !== undefined && !classes.includes(c))

@@ -144,6 +144,17 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
           );
         }
         return ev;
+      case 'dependency_outage':
+        // The name is checked against the policy's depends_on with the policy (policy-section.ts).
+        if (s.gate.policy === undefined) {
+          report(
+            [...path, 'event'],
+            ev.event,
+            `"${ev.event}" needs gate.policy (a dependency is a class's depends_on in the policy); the scenario has none`,
+            'gate.policy, or an event without it',
+          );
+        }
+        return ev;
       case 'workload_shift':
         if (ev.tenant !== undefined && !tenantIds.has(ev.tenant)) {
           report(

@@ -94,6 +94,7 @@ export type TimelineEvent =
   | Timed<'tool_slowdown'>
   | (Timed<'capacity_loss'> & { endpoints: number[] })
   | Timed<'defer_store_outage'>
+  | Timed<'dependency_outage'>
   | Timed<'workload_shift'>;
 
 /** The telemetry section with outage selectors resolved. */

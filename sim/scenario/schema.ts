@@ -1134,6 +1134,20 @@ export const timelineEventSchema = z
       ),
     z
       .strictObject({
+        event: z.literal('dependency_outage'),
+        ...at,
+        name: z
+          .string()
+          .min(1)
+          .max(128)
+          .describe("The dependency, as a class's depends_on in the policy names it."),
+        duration_s: positive(L.s).optional().describe('Length, s. Default: to the end.'),
+      })
+      .describe(
+        "A dependency the policy's classes name in depends_on opens for a while (behind the proxy: the rule of that name has no endpoint with its breaker closed): new requests of every class that depends on it are rejected with dependency_open, 503, no Retry-After (the reopen is not a promise). Only with gate.policy.",
+      ),
+    z
+      .strictObject({
         event: z.literal('workload_shift'),
         ...at,
         tenant: z.string().min(1).optional().describe('Shift only this tenant (by id). Default all.'),
@@ -1153,7 +1167,7 @@ export const timelineEventSchema = z
   .meta({
     id: 'TimelineEvent',
     description:
-      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, tool_slowdown, capacity_loss, defer_store_outage or workload_shift.',
+      'A timed event, by event: replace, maintenance, endpoint_down, endpoint_up, flap, scrape_outage, engine_slowdown, tool_slowdown, capacity_loss, defer_store_outage, dependency_outage or workload_shift.',
   });
 
 // ---------------------------------------------------------------------------------------------
