@@ -2,19 +2,19 @@
  * The policy host: {@link PolicyGate} runs a {@link PolicyCore} for the simulator (virtual clock)
  * and the proxy (real clock) alike. It keeps what the core only counts: the waiting requests of
  * every class (fair between tenants, see host-queue.ts), one expiry timer for all of them, the
- * defer store and its drain loop, the leases of admitted work (carried across a policy swap) and
- * the scorecard that outlives swaps. Pure: time and timers come only from the Clock port.
+ * defer store through its drain (host-drain.ts), the leases of admitted work (carried across a
+ * policy swap) and the scorecard that outlives swaps. Pure: time and timers come only from the
+ * Clock port.
  */
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Policy, PolicyClass } from './compile.js';
-import { type Conditions, type Grant, PolicyCore, PolicyInputError } from './decide.js';
-import { MemoryDeferStore } from './defer-memory.js';
-import type { DeferResult, DeferredItem, DeferStore } from './defer-store.js';
+import { type Conditions, PolicyCore, PolicyInputError } from './decide.js';
+import type { DeferStore } from './defer-store.js';
 import type { AdmissionEnvelope } from './envelope.js';
+import { DeferDrain, drainPeriodMs } from './host-drain.js';
 import { Lease } from './host-lease.js';
 import { ClassLine, ExpiryHeap, type PolicyWaiter, Waiter } from './host-queue.js';
 import { HostScore, type PolicySnapshot, type TenantAcc } from './host-score.js';
-import { STORE_FAILED, StoreKeeper } from './host-store.js';
 import type {
   Completion,
   PolicyAdmission,
@@ -37,9 +37,6 @@ export type {
 } from './host-types.js';
 
 const HEALTHY: Conditions = Object.freeze({});
-const NO_PAYLOAD = new Uint8Array(0);
-/** Pending items of a class looked at per drain step (expired ones are finished on the way). */
-const DRAIN_BATCH = 16;
 
 /**
  * A policy gate: the five dispositions with the queue, defer store, dispatch and expiry that make
@@ -49,12 +46,9 @@ const DRAIN_BATCH = 16;
 export class PolicyGate<C> {
   readonly #clock: Clock;
   readonly #events: PolicyGateEvents<C>;
-  readonly #store: DeferStore;
-  /** The store's calls on the drain path: failures counted, refused ends written later. */
-  readonly #keep: StoreKeeper;
   readonly #conditions: (() => Conditions) | undefined;
-  readonly #deferId: () => string;
-  readonly #drainPeriodMs: number;
+  /** The defer store's side: pending items, the drain loop and the ends it writes. */
+  readonly #drain: DeferDrain<C>;
   #core: PolicyCore;
   /** Class lines by class index of the core in force. */
   #lines: ClassLine<C>[];
@@ -67,35 +61,45 @@ export class PolicyGate<C> {
   #head: Lease<C> | undefined = undefined;
   #leaseCount = 0;
   #waiting = 0;
-  /** Items pending in the store (any class), as this gate knows them. */
-  #deferPending = 0;
-  #stopDrain: (() => void) | undefined;
   #pumping = false;
   #again = false;
   #drainWanted = false;
   #seq = 0;
-  #ids = 0;
   #closed = false;
   readonly score: HostScore;
 
   constructor(o: PolicyGateOptions<C>) {
     this.#clock = o.clock;
     this.#events = o.events;
-    this.#store = o.store ?? new MemoryDeferStore();
-    this.#keep = new StoreKeeper(this.#store);
     this.#conditions = o.conditions;
-    this.#deferId = o.deferId ?? (() => `d${this.#clock.now().toString(36)}-${(this.#ids++).toString(36)}`);
-    const period = o.drainPeriodMs ?? 100;
-    if (!(period > 0) || !Number.isFinite(period))
-      throw new RangeError(`drainPeriodMs: ${period} must be a finite number above 0`);
-    this.#drainPeriodMs = period;
+    const periodMs = drainPeriodMs(o.drainPeriodMs);
     this.#core = new PolicyCore(o.policy, o.clock);
     this.#lines = o.policy.classes.map(() => new ClassLine<C>());
     this.#order = priorityOrder(o.policy.classes);
     this.#timer = o.clock.timer(() => this.#expireDue());
     this.score = new HostScore(o.clock, o.recoveryQueueDepth ?? 0);
     this.score.bind(this.#core);
-    this.#restoreBacklog();
+    const gate = this;
+    this.#drain = new DeferDrain<C>({
+      clock: o.clock,
+      events: o.events,
+      score: this.score,
+      store: o.store,
+      deferId: o.deferId,
+      periodMs,
+      host: {
+        get core() {
+          return gate.#core;
+        },
+        get order() {
+          return gate.#order;
+        },
+        queued: (i) => this.#lines[i]!.size,
+        pump: (drain) => this.#pump(drain),
+        hold: (lease, slot) => this.#hold(lease, slot),
+      },
+    });
+    this.#drain.restoreBacklog();
   }
 
   /** The core in force (its seats, intents and counters); replaced by {@link swap}. */
@@ -106,7 +110,7 @@ export class PolicyGate<C> {
     return this.#core.policy;
   }
   get store(): DeferStore {
-    return this.#store;
+    return this.#drain.store;
   }
   /** Requests waiting in the queues. */
   get waiting(): number {
@@ -118,7 +122,7 @@ export class PolicyGate<C> {
   }
   /** Deferred items pending in the store, as this gate knows them. */
   get deferPending(): number {
-    return this.#deferPending;
+    return this.#drain.pending;
   }
   /** Requests waiting in class `name`'s queue (0 for a class not in the policy). */
   waitingIn(name: string): number {
@@ -139,7 +143,7 @@ export class PolicyGate<C> {
     if (this.#closed) throw new PolicyInputError('the policy gate is closed');
     const core = this.#core;
     const now = this.#clock.now();
-    this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
+    this.score.observe(cond.healthy !== false, now, this.#waiting, this.#drain.pending);
     const d = core.decide(env, cond);
     switch (d.kind) {
       case 'admit': {
@@ -194,44 +198,11 @@ export class PolicyGate<C> {
         return { kind: 'degrade', mode: d.mode, lease };
       }
       case 'defer':
-        return this.#defer(env, ctx, now, d.backlog, d.seats);
+        return this.#drain.defer(env, ctx, now, d.backlog, d.seats);
       case 'reject':
         this.score.shed(core, env.className, env.tenant, d.reason, env.deadlineMs, now, env.cost);
         return d;
     }
-  }
-
-  #defer(env: AdmissionEnvelope, ctx: C, now: number, backlog: number, seats: number): PolicyAdmission<C> {
-    const core = this.#core;
-    const c = core.policy.byName.get(env.className)!;
-    const item: DeferredItem = {
-      id: this.#deferId(),
-      className: env.className,
-      tenant: env.tenant,
-      deferredAtMs: now,
-      deadlineMs: env.deadlineMs,
-      seats,
-      ...(env.idempotencyKey !== undefined ? { idempotencyKey: env.idempotencyKey } : {}),
-      payload: this.#events.deferPayload?.(ctx) ?? NO_PAYLOAD,
-    };
-    try {
-      this.#store.add(item);
-    } catch (e) {
-      // The store refused (full disk, closed, duplicate id): nothing was accepted, so say so.
-      core.deferEnded(env.className, env.idempotencyKey, 'failed');
-      core.score.recount(c.index, env.tenant, 'defer', 'class_capacity');
-      this.score.deferStoreFailed(env.className);
-      this.#keep.refusedDefer();
-      return {
-        kind: 'reject',
-        reason: 'class_capacity',
-        retryAfter: 'unknown',
-        detail: `the defer store refused the request: ${e instanceof Error ? e.message : String(e)}`,
-      };
-    }
-    this.#deferPending++;
-    this.#startDrain();
-    return { kind: 'defer', item, backlog };
   }
 
   /** Puts a waiter in its line and the expiry heap; `scored` false for one carried by a swap. */
@@ -284,7 +255,7 @@ export class PolicyGate<C> {
     this.#unlink(w);
     this.#core.cancelQueued(w.ticket);
     this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'cancelled', line.size, tq.size);
-    if (w.deferId !== undefined) this.#end(w.deferId, 'cancelled', now);
+    if (w.deferId !== undefined) this.#drain.end(w.deferId, 'cancelled', now);
     this.#pump();
     return true;
   }
@@ -295,15 +266,7 @@ export class PolicyGate<C> {
    *   item stays pending; a host whose client left refuses it at feed-back, see onDrain)
    */
   cancelDeferred(id: string): boolean {
-    const keep = this.#keep;
-    const rec = keep.call((s) => s.get(id));
-    if (rec === STORE_FAILED || rec === undefined || rec.state !== 'pending') return false;
-    const now = this.#clock.now();
-    if (keep.call((s) => s.finish(id, 'cancelled', now)) !== true) return false;
-    this.#deferPending--;
-    this.#core.deferEnded(rec.item.className, rec.item.idempotencyKey, 'failed');
-    this.score.deferEnded(rec.item.className, rec.item.tenant, 'cancelled');
-    return true;
+    return this.#drain.cancel(id);
   }
 
   /**
@@ -327,40 +290,10 @@ export class PolicyGate<C> {
       if (l.idempotencyKey !== undefined)
         core.intentEnded(l.idempotencyKey, done.outcome === 'completed' ? 'completed' : 'failed');
     } else core.release(g, done.outcome, l.via === 'drain' ? undefined : done.actual);
-    if (l.deferId !== undefined) this.#finishDeferred(l.deferId, done, now);
+    if (l.deferId !== undefined) this.#drain.finish(l.deferId, done, now);
     this.score.completed(l, l.slot!, done, now);
     if (this.#waiting > 0 || this.score.watchingShed) this.#pump();
     return true;
-  }
-
-  /** Ends a drained item in the store with the completion's status, and its body when the store keeps one. */
-  #finishDeferred(id: string, done: Completion, now: number): void {
-    const state = done.outcome === 'cancelled' ? 'cancelled' : 'done';
-    const r = done.result;
-    this.#end(
-      id,
-      state,
-      now,
-      done.status,
-      r === undefined
-        ? undefined
-        : {
-            ...(done.status === undefined ? {} : { status: done.status }),
-            ...(r.body === undefined ? {} : { body: r.body }),
-            ...(r.contentType === undefined ? {} : { contentType: r.contentType }),
-          },
-    );
-  }
-
-  /** Ends an item in the store, or keeps the end for a later drain tick when the store fails. */
-  #end(
-    id: string,
-    state: 'done' | 'expired' | 'cancelled',
-    now: number,
-    status?: number,
-    result?: DeferResult,
-  ): void {
-    if (!this.#keep.end(id, state, now, status, result)) this.#startDrain();
   }
 
   /** Runs dispatch and a drain step now: for a host whose conditions changed. */
@@ -386,15 +319,15 @@ export class PolicyGate<C> {
         this.#again = false;
         const cond = this.#cond();
         const now = this.#clock.now();
-        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
+        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#drain.pending);
         if (this.#waiting > 0)
           for (const i of this.#order) if (this.#lines[i]!.size > 0) this.#dispatchClass(i, cond);
         this.score.judgeShed(this.#core, now, cond);
         if (this.#drainWanted) {
           this.#drainWanted = false;
-          if (this.#deferPending > 0) this.#drainStep(cond, now);
+          if (this.#drain.pending > 0) this.#drain.step(cond, now);
         }
-        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#deferPending);
+        this.score.observe(cond.healthy !== false, now, this.#waiting, this.#drain.pending);
       } while (this.#again);
     } finally {
       this.#pumping = false;
@@ -448,7 +381,7 @@ export class PolicyGate<C> {
   }
 
   #expired(w: Waiter<C>, why: QueueExit, now: number): void {
-    if (w.deferId !== undefined) this.#end(w.deferId, 'expired', now);
+    if (w.deferId !== undefined) this.#drain.end(w.deferId, 'expired', now);
     this.score.expiredShed(this.#core, w.className, w.tenant, w.seats, w.deadlineMs, now);
     this.#events.onExpire(w.ctx, why);
   }
@@ -481,184 +414,6 @@ export class PolicyGate<C> {
     if (next !== undefined && next.expiresAtMs < this.#timerAtMs) this.#setTimer(next.expiresAtMs);
     // Expiries freed queue places and maybe borrowing: others may dispatch now.
     this.#pump();
-  }
-
-  #startDrain(): void {
-    if (this.#stopDrain !== undefined || this.#closed) return;
-    this.#stopDrain = this.#clock.every(this.#drainPeriodMs, () => this.#drain());
-  }
-
-  /**
-   * A drain tick: writes the item ends a failing store refused, re-reads the backlog when it may
-   * have drifted, expires items of classes the policy lacks that passed their deadline, then
-   * pumps. A store that throws stops the tick there; the next one tries again.
-   */
-  #drain(): void {
-    if (!this.#drainChores()) {
-      // The store failed: no feed-back this tick, but waiting work still dispatches.
-      this.#keep.stoppedDrain();
-      this.#pump();
-      return;
-    }
-    if (this.#deferPending <= 0 && !this.#keep.busy) {
-      this.#stopDrain?.();
-      this.#stopDrain = undefined;
-      return;
-    }
-    this.#pump(true);
-  }
-
-  /** The tick's chores before the feed-back. @returns false when the store failed on the way */
-  #drainChores(): boolean {
-    const keep = this.#keep;
-    if (!keep.settle()) return false;
-    if (keep.resync && !this.#restoreBacklog()) return false;
-    if (this.#deferPending <= 0) return true;
-    const now = this.#clock.now();
-    const backlog = keep.call((s) => s.backlog());
-    if (backlog === STORE_FAILED) return false;
-    for (const name of backlog.keys()) {
-      if (this.#core.policy.byName.has(name)) continue;
-      const items = keep.call((s) => s.pending(name, DRAIN_BATCH));
-      if (items === STORE_FAILED) return false;
-      for (const item of items)
-        if (now >= item.deadlineMs && this.#expireDeferred(item, now) === STORE_FAILED) return false;
-    }
-    return true;
-  }
-
-  /**
-   * Feeds deferred items back, classes by priority: only a class with no one waiting in its
-   * queue (live requests first), only at the drain pace and only while healthy (the core's
-   * mayDrain inside admitDeferred), each item taking seats under the same rules as a new request;
-   * items past their deadline end `expired` on the way. Items of classes the policy lacks wait.
-   */
-  #drainStep(cond: Conditions, now: number): void {
-    if (!this.#feedClasses(cond, now)) this.#keep.stoppedDrain();
-    if (this.#deferPending <= 0 && !this.#keep.busy) {
-      this.#stopDrain?.();
-      this.#stopDrain = undefined;
-    }
-  }
-
-  /** The feed-back of {@link #drainStep}. @returns false when the store failed (the step stops there) */
-  #feedClasses(cond: Conditions, now: number): boolean {
-    const core = this.#core;
-    for (const i of this.#order) {
-      const c = core.policy.classes[i]!;
-      if (this.#lines[i]!.size > 0) continue;
-      for (let more = true; more && this.#deferPending > 0; ) {
-        const items = this.#keep.call((s) => s.pending(c.name, DRAIN_BATCH));
-        if (items === STORE_FAILED) return false;
-        if (items.length === 0) break;
-        more = items.length === DRAIN_BATCH;
-        for (const item of items) {
-          if (now >= item.deadlineMs) {
-            if (this.#expireDeferred(item, now) === STORE_FAILED) return false;
-            continue;
-          }
-          if (c.defer === undefined) {
-            more = false;
-            break;
-          }
-          const g = core.admitDeferred(c.name, item.tenant, item.seats, item.idempotencyKey, cond);
-          if (g === undefined) {
-            more = false;
-            break;
-          }
-          if (!this.#feedBack(item, g, now)) return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  /** Ends a pending item past its deadline. @returns whether it ended, or STORE_FAILED (it stays pending) */
-  #expireDeferred(item: DeferredItem, now: number): boolean | typeof STORE_FAILED {
-    const ended = this.#keep.call((s) => s.finish(item.id, 'expired', now));
-    if (ended !== true) return ended;
-    this.#deferPending--;
-    this.#core.deferEnded(item.className, item.idempotencyKey, 'failed');
-    this.score.deferEnded(item.className, item.tenant, 'expired');
-    this.#events.onDeferExpire?.(item);
-    return true;
-  }
-
-  /** Feeds one granted item back. @returns false when the store failed (the drain step stops) */
-  #feedBack(item: DeferredItem, g: Grant, now: number): boolean {
-    const core = this.#core;
-    const claimed = this.#keep.call((s) => s.claim(item.id, now));
-    if (claimed === STORE_FAILED) {
-      // Not claimed: the seats go back, the item stays pending and counted; re-read once it answers.
-      core.seats.release(g);
-      core.restoreBacklog(item.className, core.defers.backlog(g.classIndex) + 1);
-      this.#keep.resync = true;
-      return false;
-    }
-    if (!claimed) {
-      // Claimed elsewhere or ended meanwhile: the seats go back, the counts follow the store.
-      core.seats.release(g);
-      this.#restoreBacklog();
-      return true;
-    }
-    this.#deferPending--;
-    const ctx = this.#events.onDrain(item);
-    if (ctx === undefined) {
-      this.#end(item.id, 'cancelled', now);
-      core.release(g, 'failed');
-      this.score.deferEnded(item.className, item.tenant, 'cancelled');
-      return true;
-    }
-    const lease = new Lease(
-      ctx,
-      g,
-      item.className,
-      item.tenant,
-      'drain',
-      undefined,
-      undefined,
-      item.deadlineMs,
-      now,
-      item.deferredAtMs,
-      item.id,
-      item.idempotencyKey,
-    );
-    this.#hold(lease, this.score.granted(g.classIndex, item.tenant, g.seats));
-    this.score.drained(item.className, item.tenant, item.seats, now - item.deferredAtMs);
-    this.#events.onDispatch(lease);
-    return true;
-  }
-
-  /**
-   * Re-reads the backlog of every class from the store. When the store fails, the counts stay as
-   * they were (a swap's new core takes the old one's, by class name) and a drain tick re-reads
-   * them once it answers.
-   * @returns false when the store failed
-   */
-  #restoreBacklog(from: PolicyCore = this.#core): boolean {
-    const keep = this.#keep;
-    const backlog = keep.call((s) => s.backlog());
-    const core = this.#core;
-    if (backlog === STORE_FAILED) {
-      if (from !== core)
-        for (const c of core.policy.classes) {
-          const o = from.policy.byName.get(c.name);
-          core.restoreBacklog(c.name, o === undefined ? 0 : from.defers.backlog(o.index));
-        }
-      keep.resync = true;
-      this.#startDrain();
-      return false;
-    }
-    keep.resync = false;
-    let n = 0;
-    for (const c of core.policy.classes) core.restoreBacklog(c.name, 0);
-    for (const [name, count] of backlog) {
-      core.restoreBacklog(name, count);
-      n += count;
-    }
-    this.#deferPending = n;
-    if (n > 0) this.#startDrain();
-    return true;
   }
 
   /**
@@ -717,7 +472,7 @@ export class PolicyGate<C> {
       this.#enqueue(w, false);
       carriedWaiters++;
     }
-    this.#restoreBacklog(old);
+    this.#drain.restoreBacklog(old);
     for (const w of removed) {
       if (w.ticket.idempotencyKey !== undefined) core.intentEnded(w.ticket.idempotencyKey, 'failed');
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'class_removed', 0, 0);
@@ -729,7 +484,7 @@ export class PolicyGate<C> {
 
   /** The scorecard as plain JSON with stable snake_case keys (for summary.json). */
   snapshot(): PolicySnapshot {
-    return this.score.snapshot(this.#core, this.#lines, this.#deferPending, this.#keep.snapshot());
+    return this.score.snapshot(this.#core, this.#lines, this.#drain.pending, this.#drain.storeSnapshot());
   }
 
   /** The scorecard in the Prometheus text exposition format (`sluice_policy_*`). */
@@ -744,8 +499,7 @@ export class PolicyGate<C> {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#stopDrain?.();
-    this.#stopDrain = undefined;
+    this.#drain.close();
     this.#clearTimer();
     const now = this.#clock.now();
     const waiters: Waiter<C>[] = [];
@@ -754,7 +508,7 @@ export class PolicyGate<C> {
       this.#unlink(w);
       this.#core.cancelQueued(w.ticket);
       this.score.left(w.className, w.tenant, now, now - w.enqueuedAtMs, 'closed', 0, 0);
-      if (w.deferId !== undefined) this.#keep.end(w.deferId, 'cancelled', now);
+      if (w.deferId !== undefined) this.#drain.end(w.deferId, 'cancelled', now);
       this.#events.onExpire(w.ctx, 'closed');
     }
   }
