@@ -9,7 +9,7 @@ import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../engine/profile
 import type { RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
 import type { StepOutcome, TrackedEngine } from '../engine/types.js';
-import { rngStream } from '../kernel/rng.js';
+import { type Rng, rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
 
@@ -53,6 +53,45 @@ function limitOverrides(g: EngineGroup): LimitOverrides {
 }
 
 /**
+ * An {@link EngineNode}. A class, so that every node has the same hidden class: the frontend
+ * delay's draw is a getter on the prototype, where a getter defined on each node (one closure
+ * apiece) gave every node a map of its own, and each read of a node anywhere in the run
+ * (about one per engine step) went through a megamorphic inline cache.
+ */
+class SimEngineNode implements EngineNode {
+  // Set by buildEngines right after the engine and its host are built (both need the node).
+  host = undefined as unknown as SimEngineHost<SimEngineRequest>;
+  engine = undefined as unknown as TrackedEngine<SimEngineRequest>;
+  slowdown = 1;
+  up = true;
+  scrapeOutage = 0;
+  /** Median frontend delay, ms. */
+  #apiMs = 0;
+  /** σ of the delay's lognormal jitter; 0 = the constant {@link SimEngineNode.#apiMs}. */
+  #apiSigma = 0;
+  #apiRng: Rng | null = null;
+
+  constructor(readonly endpoint: PoolEndpoint) {}
+
+  /**
+   * Sets the frontend delay: `ms` (≥ 0), times a seeded lognormal draw with σ `sigma` at each
+   * read when `sigma` > 0 (stream `engine.<index>.api` of `seed`).
+   */
+  setApiOverhead(ms: number, sigma: number, seed: number): void {
+    this.#apiMs = ms;
+    this.#apiSigma = sigma;
+    this.#apiRng = sigma > 0 ? rngStream(seed, `engine.${this.endpoint.index}.api`) : null;
+  }
+
+  get apiOverheadMs(): number {
+    const rng = this.#apiRng;
+    if (rng === null) return this.#apiMs;
+    // Rounded to the µs: the simulator's clock keeps that grid.
+    return Math.round(this.#apiMs * rng.lognormal(0, this.#apiSigma) * 1000) / 1000;
+  }
+}
+
+/**
  * Builds one engine per endpoint.
  * @param onStep receives every step outcome with the node it came from
  * @param runAhead let vLLM engines plan uneventful steps ahead (same outputs, fewer events dispatched)
@@ -69,7 +108,7 @@ export function buildEngines(
     const g = groups.find((x) => x.name === ep.group);
     if (g === undefined) throw new Error(`internal: no engine group ${ep.group}`);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
-    const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
+    const node = new SimEngineNode(ep);
     // Deployments jitter their steps as their profile says; the abstract engines do not unless set.
     const profileSigma = g.calibrated ?? DEPLOYMENT_PROFILES[g.profile as DeploymentProfileId];
     const sigma = g.step_jitter_sigma ?? (g.profile === 'fitted' ? 0 : (profileSigma?.stepJitterSigma ?? 0));
@@ -102,18 +141,11 @@ export function buildEngines(
     const engine = built.tracked;
     if (engine === undefined) throw new Error(`internal: profile ${g.profile} is not simulated`);
     const host = new SimEngineHost<SimEngineRequest>(sim, engine, (outcome) => onStep(node, outcome));
-    Object.assign(node, { endpoint: ep, host, engine });
+    node.host = host;
+    node.engine = engine;
     const api = g.api_overhead_ms ?? built.apiOverheadMs;
     const apiSigma = g.api_jitter_sigma ?? built.apiJitterSigma;
-    if (api > 0 && apiSigma > 0) {
-      const rng = rngStream(seed, `engine.${ep.index}.api`);
-      // Rounded to the µs: the simulator's clock keeps that grid.
-      Object.defineProperty(node, 'apiOverheadMs', {
-        get: () => Math.round(api * rng.lognormal(0, apiSigma) * 1000) / 1000,
-      });
-    } else {
-      Object.assign(node, { apiOverheadMs: api });
-    }
+    node.setApiOverhead(api, api > 0 && apiSigma > 0 ? apiSigma : 0, seed);
     return node;
   });
 }
