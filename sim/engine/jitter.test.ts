@@ -29,6 +29,13 @@ describe('lognormalStepJitter', () => {
     expect(Math.abs(mean)).toBeLessThan(0.001);
     expect(sd).toBeGreaterThan(0.029);
     expect(sd).toBeLessThan(0.031);
+    // The tails of a normal ln(factor): 5 % below -1.645σ, 5 % above +1.645σ.
+    const below = logs.filter((x) => x < -1.6449 * 0.03).length / logs.length;
+    const above = logs.filter((x) => x > 1.6449 * 0.03).length / logs.length;
+    expect(below).toBeGreaterThan(0.045);
+    expect(below).toBeLessThan(0.055);
+    expect(above).toBeGreaterThan(0.045);
+    expect(above).toBeLessThan(0.055);
   });
 
   it('refuses a negative or infinite sigma, naming the value', () => {
