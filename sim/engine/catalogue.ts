@@ -15,9 +15,20 @@ import { VllmEngine, type VllmEngineConfig } from './engine.js';
 import { ExponentialServerEngine } from './exponential-engine.js';
 import { FixedEngine } from './fixed-engine.js';
 import { lognormalStepJitter } from './jitter.js';
-import { DEPLOYMENT_PROFILES, type DeploymentProfile, type EngineLimits } from './profiles.js';
+import {
+  DEPLOYMENT_PROFILES,
+  type DeploymentProfile,
+  type EngineLimits,
+  type RooflineParams,
+} from './profiles.js';
 import { RecordedEngine, type RecordedEngineRequest } from './recorded-engine.js';
-import { type ColdStart, type FittedCoefficients, fittedStepTime, rooflineStepTime } from './step-time.js';
+import {
+  type ColdStart,
+  type FittedCoefficients,
+  fittedStepTime,
+  rooflineStepTime,
+  type StepTimeModel,
+} from './step-time.js';
 import type { Engine, EngineRole, TrackedEngine } from './types.js';
 
 /** What builds a profile's engine. */
@@ -169,6 +180,22 @@ function limitsOf(l: EngineLimits, o: LimitOverrides): EngineLimits {
 }
 
 /**
+ * One roofline step-time model per parameter object, shared by every engine built from it: the
+ * model is a pure function of its parameters, and a pool of 112 engines reading one closure
+ * keeps its constants in cache, where 112 copies each came from memory at every step.
+ */
+const ROOFLINE_MODELS = new WeakMap<RooflineParams, StepTimeModel>();
+
+function sharedRoofline(p: RooflineParams): StepTimeModel {
+  let model = ROOFLINE_MODELS.get(p);
+  if (model === undefined) {
+    model = rooflineStepTime(p);
+    ROOFLINE_MODELS.set(p, model);
+  }
+  return model;
+}
+
+/**
  * Builds the engine of a catalogue profile.
  * @throws RangeError for a name not in the catalogue
  */
@@ -220,7 +247,7 @@ export function buildEngine<R extends RecordedEngineRequest>(o: EngineBuildOptio
     const facts = { modelName, maxModelLen: EXPONENTIAL_MAX_MODEL_LEN, maxNumSeqs: limits.maxNumSeqs };
     return { engine, tracked: engine, ...facts, ...api };
   }
-  const model = o.fitted !== undefined ? fittedStepTime(o.fitted) : rooflineStepTime(base.roofline);
+  const model = o.fitted !== undefined ? fittedStepTime(o.fitted) : sharedRoofline(base.roofline);
   const sigma = o.stepJitterSigma ?? 0;
   const modelName = o.modelName ?? base.modelName;
   const engine = new VllmEngine<R>({

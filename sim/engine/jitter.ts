@@ -35,35 +35,55 @@ function mix32(h: number): number {
   return (x ^ (x >>> 16)) >>> 0;
 }
 
+/**
+ * The factors of one engine: its key, and the last {@link CACHE} factors by ordinal, as
+ * (ordinal, factor) pairs side by side in one array, so a lookup touches one cache line.
+ */
+class LognormalJitter implements StepJitter {
+  /** The key, as int32 (XOR reads only the bits: the same hashes as the uint32 words). */
+  readonly #k0: number;
+  readonly #k1: number;
+  /** `[2·slot]`: the ordinal cached in the slot (-1: none); `[2·slot + 1]`: its factor. */
+  readonly #cache = new Float64Array(2 * CACHE).fill(-1);
+
+  constructor(
+    readonly sigma: number,
+    k0: number,
+    k1: number,
+  ) {
+    this.#k0 = k0 | 0;
+    this.#k1 = k1 | 0;
+  }
+
+  factor(ordinal: number): number {
+    const sigma = this.sigma;
+    if (sigma === 0) return 1;
+    // The last CACHE factors by ordinal: a run-ahead plan that an arrival cuts short is planned
+    // again from the same ordinals (about a third of all factors in bench:sim), and the four
+    // transcendental calls below were a tenth of its time. A factor is a pure function of the
+    // ordinal, so a cached one is the same double.
+    const cache = this.#cache;
+    const at = 2 * (ordinal & (CACHE - 1));
+    if (cache[at] === ordinal) return cache[at + 1] as number;
+    // Two uniforms in (0, 1) from (key, ordinal); ordinals beyond 2^32 wrap (~50 days of 1 ms steps).
+    const lo = ordinal >>> 0;
+    const hi = Math.floor(ordinal / TWO_32) >>> 0;
+    const a = mix32(mix32(lo ^ this.#k0) ^ Math.imul(hi + 1, 0x9e3779b9));
+    const b = mix32(mix32(a ^ this.#k1) + 0x6a09e667);
+    const u1 = (a + 0.5) / TWO_32;
+    const u2 = (b + 0.5) / TWO_32;
+    const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+    const f = Math.exp(sigma * z);
+    cache[at] = ordinal;
+    cache[at + 1] = f;
+    return f;
+  }
+}
+
 /** Lognormal step jitter keyed by two 32-bit words drawn from `rng`. */
 export function lognormalStepJitter(sigma: number, rng: Rng): StepJitter {
   if (!(sigma >= 0) || !Number.isFinite(sigma)) throw new RangeError(`Expected sigma >= 0, got ${sigma}`);
   const k0 = Math.floor(rng.next() * TWO_32) >>> 0;
   const k1 = Math.floor(rng.next() * TWO_32) >>> 0;
-  // The last CACHE factors by ordinal: a run-ahead plan that an arrival cuts short is planned
-  // again from the same ordinals (about a third of all factors in bench:sim), and the four
-  // transcendental calls below were a tenth of its time. A factor is a pure function of the
-  // ordinal, so a cached one is the same double.
-  const cachedOrdinal = new Float64Array(CACHE).fill(-1);
-  const cachedFactor = new Float64Array(CACHE);
-  return {
-    sigma,
-    factor(ordinal: number): number {
-      if (sigma === 0) return 1;
-      const slot = ordinal & (CACHE - 1);
-      if (cachedOrdinal[slot] === ordinal) return cachedFactor[slot] as number;
-      // Two uniforms in (0, 1) from (key, ordinal); ordinals beyond 2^32 wrap (~50 days of 1 ms steps).
-      const lo = ordinal >>> 0;
-      const hi = Math.floor(ordinal / TWO_32) >>> 0;
-      const a = mix32(mix32(lo ^ k0) ^ Math.imul(hi + 1, 0x9e3779b9));
-      const b = mix32(mix32(a ^ k1) + 0x6a09e667);
-      const u1 = (a + 0.5) / TWO_32;
-      const u2 = (b + 0.5) / TWO_32;
-      const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
-      const f = Math.exp(sigma * z);
-      cachedOrdinal[slot] = ordinal;
-      cachedFactor[slot] = f;
-      return f;
-    },
-  };
+  return new LognormalJitter(sigma, k0, k1);
 }

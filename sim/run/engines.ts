@@ -10,7 +10,7 @@ import { DEPLOYMENT_PROFILES, type DeploymentProfileId } from '../engine/profile
 import type { RecordedEngineRequest } from '../engine/recorded-engine.js';
 import { SimEngineHost } from '../engine/sim-host.js';
 import type { StepOutcome, TrackedEngine } from '../engine/types.js';
-import { rngStream } from '../kernel/rng.js';
+import { type Rng, rngStream } from '../kernel/rng.js';
 import type { Simulator } from '../kernel/simulator.js';
 import type { EngineGroup, PoolEndpoint } from '../scenario/resolve.js';
 
@@ -54,6 +54,63 @@ function limitOverrides(g: EngineGroup): LimitOverrides {
 }
 
 /**
+ * An {@link EngineNode}. A class, so that every node has the same hidden class: the frontend
+ * delay's draw is a getter on the prototype, where a getter defined on each node (one closure
+ * apiece) gave every node a map of its own, and each read of a node anywhere in the run
+ * (about one per engine step) went through a megamorphic inline cache.
+ */
+class SimEngineNode implements EngineNode {
+  // Set by buildEngines right after the engine and its host are built (both need the node).
+  host = undefined as unknown as SimEngineHost<SimEngineRequest>;
+  engine = undefined as unknown as TrackedEngine<SimEngineRequest>;
+  slowdown = 1;
+  up = true;
+  scrapeOutage = 0;
+  /** Median frontend delay of an idle frontend, ms. */
+  #apiMs = 0;
+  /** σ of the delay's lognormal jitter; 0 = the constant {@link SimEngineNode.#apiMs}. */
+  #apiSigma = 0;
+  #apiRng: Rng | null = null;
+  /** Frontend work per streamed token, ms (`frontend.ts`); 0 = no load term. */
+  #perTokenMs = 0;
+  /** The engine's output tokens per ms now (read after the host's sync). */
+  #streamRate: () => number = () => 0;
+
+  constructor(readonly endpoint: PoolEndpoint) {}
+
+  /**
+   * Sets the frontend delay: `ms` (≥ 0), times a seeded lognormal draw with σ `sigma` at each
+   * read when `sigma` > 0 (stream `engine.<index>.api` of `seed`), lengthened by the engine's
+   * output stream when `perTokenMs` > 0 (`frontend.ts`).
+   */
+  setApiOverhead(
+    ms: number,
+    sigma: number,
+    seed: number,
+    perTokenMs: number,
+    streamRate: () => number,
+  ): void {
+    this.#apiMs = ms;
+    this.#apiSigma = sigma;
+    this.#apiRng = sigma > 0 ? rngStream(seed, `engine.${this.endpoint.index}.api`) : null;
+    this.#perTokenMs = ms > 0 ? perTokenMs : 0;
+    this.#streamRate = streamRate;
+  }
+
+  get apiOverheadMs(): number {
+    const rng = this.#apiRng;
+    const base = rng === null ? this.#apiMs : this.#apiMs * rng.lognormal(0, this.#apiSigma);
+    if (this.#perTokenMs > 0) {
+      // The engine's state as of now (a run-ahead plan caught up): the same in both step modes.
+      this.host.sync();
+      return Math.round(frontendDelayMs(base, this.#perTokenMs, this.#streamRate()) * 1000) / 1000;
+    }
+    // Rounded to the µs: the simulator's clock keeps that grid.
+    return rng === null ? base : Math.round(base * 1000) / 1000;
+  }
+}
+
+/**
  * Builds one engine per endpoint.
  * @param onStep receives every step outcome with the node it came from
  * @param runAhead let vLLM engines plan uneventful steps ahead (same outputs, fewer events dispatched)
@@ -70,7 +127,7 @@ export function buildEngines(
     const g = groups.find((x) => x.name === ep.group);
     if (g === undefined) throw new Error(`internal: no engine group ${ep.group}`);
     const role = ep.role === 'normal' ? 'unified' : ep.role;
-    const node = { slowdown: 1, up: true, scrapeOutage: 0 } as EngineNode;
+    const node = new SimEngineNode(ep);
     // Deployments jitter their steps as their profile says; the abstract engines do not unless set.
     const profileSigma = g.calibrated ?? DEPLOYMENT_PROFILES[g.profile as DeploymentProfileId];
     const sigma = g.step_jitter_sigma ?? (g.profile === 'fitted' ? 0 : (profileSigma?.stepJitterSigma ?? 0));
@@ -103,33 +160,17 @@ export function buildEngines(
     const engine = built.tracked;
     if (engine === undefined) throw new Error(`internal: profile ${g.profile} is not simulated`);
     const host = new SimEngineHost<SimEngineRequest>(sim, engine, (outcome) => onStep(node, outcome));
-    Object.assign(node, { endpoint: ep, host, engine });
+    node.host = host;
+    node.engine = engine;
     const api = g.api_overhead_ms ?? built.apiOverheadMs;
     const apiSigma = g.api_jitter_sigma ?? built.apiJitterSigma;
-    const perTokenMs = g.frontend_per_token_ms ?? built.frontendPerTokenMs;
-    // The engine's state as of now (a run-ahead plan caught up), the same in both step modes.
-    const rate = (): number => {
-      host.sync();
-      return built.streamRatePerMs();
-    };
-    if (api > 0 && apiSigma > 0) {
-      const rng = rngStream(seed, `engine.${ep.index}.api`);
-      // Rounded to the µs: the simulator's clock keeps that grid.
-      Object.defineProperty(node, 'apiOverheadMs', {
-        get:
-          perTokenMs > 0
-            ? () =>
-                Math.round(frontendDelayMs(api * rng.lognormal(0, apiSigma), perTokenMs, rate()) * 1000) /
-                1000
-            : () => Math.round(api * rng.lognormal(0, apiSigma) * 1000) / 1000,
-      });
-    } else if (api > 0 && perTokenMs > 0) {
-      Object.defineProperty(node, 'apiOverheadMs', {
-        get: () => Math.round(frontendDelayMs(api, perTokenMs, rate()) * 1000) / 1000,
-      });
-    } else {
-      Object.assign(node, { apiOverheadMs: api });
-    }
+    node.setApiOverhead(
+      api,
+      api > 0 && apiSigma > 0 ? apiSigma : 0,
+      seed,
+      g.frontend_per_token_ms ?? built.frontendPerTokenMs,
+      built.streamRatePerMs,
+    );
     return node;
   });
 }

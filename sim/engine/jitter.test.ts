@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { rngStream } from '../kernel/rng.js';
+import { lognormalStepJitter } from './jitter.js';
+
+/** A fresh jitter of the same key for every call: its factor never comes from the cache. */
+const uncached = (sigma: number, ordinal: number): number =>
+  lognormalStepJitter(sigma, rngStream(7, 'jitter.test')).factor(ordinal);
+
+describe('lognormalStepJitter', () => {
+  it('gives the same factor for an ordinal whether cached, evicted or fresh', () => {
+    const j = lognormalStepJitter(0.03, rngStream(7, 'jitter.test'));
+    // Out of order, with ordinals 32 apart sharing a cache slot, repeats, and one past 2^32.
+    const ordinals = [0, 1, 2, 33, 1, 65, 33, 2, 0, 31, 63, 95, 31, 2 ** 32 + 5, 5, 2 ** 32 + 5, 64, 0];
+    for (const k of ordinals) expect(j.factor(k)).toBe(uncached(0.03, k));
+  });
+
+  it('keys engines apart and keeps sigma 0 at exactly 1', () => {
+    const a = lognormalStepJitter(0.03, rngStream(7, 'a'));
+    const b = lognormalStepJitter(0.03, rngStream(7, 'b'));
+    expect(a.factor(3)).not.toBe(b.factor(3));
+    expect(lognormalStepJitter(0, rngStream(7, 'a')).factor(3)).toBe(1);
+  });
+
+  it('has the lognormal spread of its sigma', () => {
+    const j = lognormalStepJitter(0.03, rngStream(7, 'spread'));
+    const logs = Array.from({ length: 20000 }, (_, k) => Math.log(j.factor(k)));
+    const mean = logs.reduce((s, x) => s + x, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((s, x) => s + (x - mean) ** 2, 0) / (logs.length - 1));
+    expect(Math.abs(mean)).toBeLessThan(0.001);
+    expect(sd).toBeGreaterThan(0.029);
+    expect(sd).toBeLessThan(0.031);
+    // The tails of a normal ln(factor): 5 % below -1.645σ, 5 % above +1.645σ.
+    const below = logs.filter((x) => x < -1.6449 * 0.03).length / logs.length;
+    const above = logs.filter((x) => x > 1.6449 * 0.03).length / logs.length;
+    expect(below).toBeGreaterThan(0.045);
+    expect(below).toBeLessThan(0.055);
+    expect(above).toBeGreaterThan(0.045);
+    expect(above).toBeLessThan(0.055);
+  });
+
+  it('refuses a negative or infinite sigma, naming the value', () => {
+    expect(() => lognormalStepJitter(-1, rngStream(7, 'x'))).toThrow(/sigma >= 0, got -1/);
+    expect(() => lognormalStepJitter(Number.POSITIVE_INFINITY, rngStream(7, 'x'))).toThrow(/Infinity/);
+  });
+});
