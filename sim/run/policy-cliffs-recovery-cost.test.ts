@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { PolicySnapshot } from '../../gate/index.js';
 import { REPO_ROOT } from '../scenario/data-files.js';
 import { loadScenario } from '../scenario/load.js';
 import type { Scenario } from '../scenario/resolve.js';
@@ -66,15 +67,8 @@ interface ClassCard {
 }
 interface Card {
   classes: Record<string, ClassCard>;
-  recovery: {
-    state: string;
-    queue_depth_threshold: number;
-    unhealthy_periods: number;
-    unhealthy_ms: number;
-    recoveries: number;
-    last_ms: number | null;
-    max_ms: number | null;
-  };
+  /** The gate's own type of the section: the test reads what the scorecard declares. */
+  recovery: PolicySnapshot['recovery'];
 }
 const card = (s: RunSummary): Card => s.policy!.scorecard as Card;
 
