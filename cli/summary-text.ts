@@ -46,6 +46,11 @@ function classRows(s: RunSummary): [string, string][] {
         '  defer store',
         `${ds.failures} calls failed: ${ds.refused_defers} defers refused, ${ds.stopped_drains} drain steps stopped, ${ds.unrecorded_ends} ends unwritten at end`,
       ]);
+    for (const [name, f] of Object.entries(p.fallback_pools ?? {}))
+      rows.push([
+        `  fallback ${name}`,
+        `${f.engines} engine${f.engines === 1 ? '' : 's'}; degraded to it ${f.sent}: completed ${f.completed}, useful on time ${f.useful_on_time}, failed ${f.failed}, cancelled ${f.cancelled}, in system at end ${f.in_system_at_end}`,
+      ]);
     for (const [name, d] of Object.entries(p.dependencies ?? {}))
       if (d.opened > 0)
         rows.push([

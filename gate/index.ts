@@ -73,6 +73,7 @@ export { Leg, Permit } from './permit.js';
 export {
   type ActualUse as PolicyActualUse,
   type AdmissionEnvelope,
+  availablePools as availablePolicyPools,
   type ClassSnapshot as PolicyClassSnapshot,
   type Completion as PolicyCompletion,
   type Conditions as PolicyConditions,
@@ -115,6 +116,7 @@ export {
   type PolicyLease,
   type PolicySnapshot,
   type PolicyWaiter,
+  type PoolCarrier as PolicyPoolCarrier,
   parsePolicy,
   parsePolicyDocument,
   type QueueExit as PolicyQueueExit,

@@ -54,6 +54,7 @@ export {
 } from './host-score.js';
 export type { DeferStoreSnapshot } from './host-store.js';
 export { MAX_POLICY_CHARS, parsePolicy, parsePolicyDocument } from './parse.js';
+export { availablePools, type PoolCarrier } from './pool-availability.js';
 export { type AttemptVerdict, type IntentState, RetryBudget } from './retry-budget.js';
 export {
   type DegradeOption,

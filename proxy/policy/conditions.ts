@@ -5,7 +5,8 @@
  * `depends_on` entry — refers to the proxy rule whose `serviceArguments.name` is that name.
  *
  * - `availablePools`: the degrade pools whose rule has at least one endpoint with its breaker
- *   closed; none during maintenance.
+ *   closed; none during maintenance (gate/policy/pool-availability.ts, the rule the simulator's
+ *   fallback pools use too).
  * - `openDependencies`: the `depends_on` names whose rule has no endpoint with its breaker closed
  *   (no recovery time: the breaker's reopen is not a promise). A name no rule carries is never
  *   reported open: the proxy cannot know it.
@@ -14,7 +15,7 @@
  *   with an open breaker, and maintenance is off. Otherwise false: borrowing and the defer drain
  *   pause, and the scorecard counts an unhealthy period and then the recovery.
  */
-import type { Policy, PolicyConditions } from '../../gate/index.js';
+import { availablePolicyPools, type Policy, type PolicyConditions } from '../../gate/index.js';
 
 /** One rule as the conditions see it. */
 export interface RuleHealth {
@@ -87,12 +88,11 @@ export function policyConditions(
 ): PolicyConditions {
   let fronted = 0;
   let healthy = !maintenance;
-  const availablePools = new Set<string>();
+  const availablePools = availablePolicyPools(names.pools, rules, maintenance);
   const openDependencies = new Map<string, { readonly retryAtMs?: number }>();
   for (const r of rules) {
     if (namedByPolicy(names, r.name)) {
       const n = r.name!;
-      if (names.pools.has(n) && r.usable > 0 && !maintenance) availablePools.add(n);
       if (names.dependencies.has(n) && r.usable === 0) openDependencies.set(n, {});
       continue;
     }

@@ -6,9 +6,9 @@
  *
  * - admit: on to the gate with its lease;
  * - queue: held until the policy dispatches it (on to the gate) or it expires (refused, 503);
- * - degrade: on to the gate with the reduced max_tokens the engine then generates (a fallback
- *   pool is not modelled: a scenario has one pool, so the loader refuses a policy with a `pool`
- *   degrade, sim/scenario/policy-checks.ts);
+ * - degrade: a `max_tokens` degrade goes on to the gate with the reduced max_tokens the engine
+ *   then generates; a `pool` degrade goes to that fallback pool of `gate.fallback_pools`, past
+ *   every gate, as the proxy sends it to the rule of that name (sim/run/fallback-pools.ts);
  * - defer: the client gets its 202 and status id; the item waits in the in-memory defer store
  *   and the policy's drain feeds it back at its pace (the request runs then), or it expires;
  *   during a `defer_store_outage` the store throws, so defers are refused (class_capacity, no
@@ -43,8 +43,10 @@
  *   an admitted request of a dependent class does not fail (the run models the admission, not
  *   the dependency). Each open or close pumps the host, as a change of health does. With no
  *   outage in force the conditions are the same frozen objects as before (no cost).
- * - `availablePools`: none. A scenario has one pool (one rule and its engines); a policy with a
- *   `pool` degrade is refused when the scenario is loaded, so the policy never looks for one.
+ * - `availablePools`: the scenario's fallback pools by the proxy's rule
+ *   (gate/policy/pool-availability.ts): those with an engine up, none during `maintenance`.
+ *   Without `gate.fallback_pools` there are none (the loader refuses a pool degrade then), and
+ *   the conditions are the frozen objects above.
  */
 import {
   type AdmissionEnvelope,
@@ -69,6 +71,7 @@ import type { ScenarioPolicy } from '../scenario/policy-section.js';
 import type { Scenario } from '../scenario/resolve.js';
 import type { ClientView } from './admission.js';
 import { DependencyOutages } from './dependency-outages.js';
+import type { FallbackPools } from './fallback-pools.js';
 import type { PoolHealth } from './pool-health.js';
 import type { ClassSummary, Outcome, PolicySummary } from './records.js';
 import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.js';
@@ -113,11 +116,21 @@ export class SimPolicy implements PolicyHooks {
   /** The policy's dependencies, opened and closed by the timeline's `dependency_outage` events. */
   readonly dependencies: DependencyOutages;
 
+  /** The scenario's fallback pools, when it declares some. */
+  readonly #fallback: FallbackPools | undefined;
+
   /**
    * @param health the pool's health (default: always healthy); call {@link healthChanged} after
    *   each change of it
+   * @param fallback the scenario's fallback pools (`gate.fallback_pools`), if any
    */
-  constructor(section: ScenarioPolicy, clock: Clock, health: Pick<PoolHealth, 'healthy'> = ALWAYS_HEALTHY) {
+  constructor(
+    section: ScenarioPolicy,
+    clock: Clock,
+    health: Pick<PoolHealth, 'healthy' | 'maintenance'> = ALWAYS_HEALTHY,
+    fallback?: FallbackPools,
+  ) {
+    this.#fallback = fallback;
     this.file = section.file;
     this.policy = parsePolicy(section.text, section.file);
     clock = microsecondClock(clock);
@@ -128,13 +141,15 @@ export class SimPolicy implements PolicyHooks {
     // The live map of open names: conditions read it at each decision, with no copy.
     const healthyOpen: Conditions = Object.freeze({ openDependencies: deps.open });
     const unhealthyOpen: Conditions = Object.freeze({ healthy: false, openDependencies: deps.open });
+    const base = (): Conditions =>
+      deps.anyOpen ? (health.healthy ? healthyOpen : unhealthyOpen) : health.healthy ? HEALTHY : UNHEALTHY;
+    const pooled = fallback === undefined ? undefined : withPools(fallback);
     let ids = 0;
     this.gate = new PolicyGate<Attempt>({
       policy: this.policy,
       clock,
       store: this.store,
-      conditions: () =>
-        deps.anyOpen ? (health.healthy ? healthyOpen : unhealthyOpen) : health.healthy ? HEALTHY : UNHEALTHY,
+      conditions: pooled === undefined ? base : () => pooled(base(), health.maintenance),
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
@@ -225,11 +240,12 @@ export class SimPolicy implements PolicyHooks {
         this.#hold(a, { kind: 'lease', lease: res.lease });
         return GO;
       case 'degrade':
-        a.reason =
-          res.mode.kind === 'max_tokens'
-            ? `max_tokens_${res.mode.max_output_tokens}`
-            : `pool_${res.mode.pool}`;
         this.#hold(a, { kind: 'lease', lease: res.lease });
+        if (res.mode.kind === 'pool') {
+          a.reason = `pool_${res.mode.pool}`;
+          return { kind: 'pool', pool: res.mode.pool };
+        }
+        a.reason = `max_tokens_${res.mode.max_output_tokens}`;
         this.#cap(a, res.lease);
         return GO;
       case 'queue':
@@ -297,10 +313,13 @@ export class SimPolicy implements PolicyHooks {
     }
     const completed = outcome === 'completed';
     if (completed && h.lease.via === 'drain') this.defers.completed++;
+    const useful = completed && now <= a.policyDeadlineMs;
+    const mode = h.lease.mode;
+    if (mode?.kind === 'pool') this.#fallback?.ended(mode.pool, outcome, useful && !clientLeft);
     this.gate.release(h.lease, {
       outcome: completed ? 'completed' : clientLeft || outcome === 'cancelled' ? 'cancelled' : 'failed',
       clientConnected: !clientLeft,
-      useful: completed && now <= a.policyDeadlineMs,
+      useful,
       actual: { promptTokens: a.d.promptTokens, outputTokens: a.generatedSoFar },
       status: completed ? 200 : 502,
     });
@@ -320,6 +339,28 @@ export class SimPolicy implements PolicyHooks {
   snapshot(): PolicySnapshot {
     return this.gate.snapshot();
   }
+
+  /** The fallback pools' figures, when the scenario declares some. */
+  fallbackFigures(): PolicySummary['fallback_pools'] {
+    return this.#fallback?.figures();
+  }
+}
+
+/**
+ * The conditions with the fallback pools' availability added: `base` (one of a few frozen
+ * objects) with `availablePools`, one frozen object per base and maintenance state, made once.
+ */
+function withPools(fallback: FallbackPools): (base: Conditions, maintenance: boolean) => Conditions {
+  const made = [new Map<Conditions, Conditions>(), new Map<Conditions, Conditions>()];
+  return (base, maintenance) => {
+    const m = made[maintenance ? 1 : 0]!;
+    let c = m.get(base);
+    if (c === undefined) {
+      c = Object.freeze({ ...base, availablePools: fallback.available(maintenance) });
+      m.set(base, c);
+    }
+    return c;
+  };
 }
 
 /**
@@ -341,7 +382,10 @@ function microsecondClock(clock: Clock): Clock {
   };
 }
 
-const ALWAYS_HEALTHY: Pick<PoolHealth, 'healthy'> = Object.freeze({ healthy: true });
+const ALWAYS_HEALTHY: Pick<PoolHealth, 'healthy' | 'maintenance'> = Object.freeze({
+  healthy: true,
+  maintenance: false,
+});
 /** The host's default conditions (healthy, no pool, no open dependency): what a run without an outage gets. */
 const HEALTHY: Conditions = Object.freeze({});
 const UNHEALTHY: Conditions = Object.freeze({ healthy: false });
@@ -373,6 +417,7 @@ export function policySummary(
   withDependencies = false,
 ): PolicySummary {
   const scorecard = p.snapshot();
+  const fallback = p.fallbackFigures();
   return {
     file: p.file,
     scorecard,
@@ -380,5 +425,6 @@ export function policySummary(
     deferred: { completed: p.defers.completed, pending_at_end: p.deferredPending },
     defer_store: scorecard.defer_store,
     ...(withDependencies ? { dependencies: p.dependencies.figures(p.now()) } : {}),
+    ...(fallback === undefined ? {} : { fallback_pools: fallback }),
   };
 }

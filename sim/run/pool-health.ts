@@ -33,6 +33,11 @@ export class PoolHealth {
     return this.#members > 0 && this.#downMembers === 0 && !this.#maintenance;
   }
 
+  /** Maintenance mode is on (the proxy then offers no fallback pool either). */
+  get maintenance(): boolean {
+    return this.#maintenance;
+  }
+
   /** Engines the rule lists that are down now. */
   get enginesDown(): number {
     return this.#downMembers;

@@ -245,6 +245,27 @@ export interface PolicySummary {
    * and time open over the whole run. Only in runs whose timeline has a `dependency_outage`.
    */
   dependencies?: Record<string, DependencyFigures>;
+  /**
+   * Per fallback pool of `gate.fallback_pools`: its engines and what became of the requests the
+   * policy's pool degrade sent to it (sim/run/fallback-pools.ts). Only in runs that declare one.
+   */
+  fallback_pools?: Record<string, FallbackPoolFigures>;
+}
+
+/** What became of the requests degraded to one fallback pool, over the whole run. */
+export interface FallbackPoolFigures {
+  /** Engines of the pool. */
+  engines: number;
+  /** Requests the policy degraded to it. */
+  sent: number;
+  /** Of those: completed; completed by the policy's deadline with the client still there. */
+  completed: number;
+  useful_on_time: number;
+  /** Failed (no endpoint, an engine's refusal), cancelled (the client left), timed out. */
+  failed: number;
+  cancelled: number;
+  /** Still running when the run ended (sent and not ended). */
+  in_system_at_end: number;
 }
 
 /** How one dependency's outages went, over the whole run. */

@@ -35,6 +35,8 @@ type Phase = 'new' | 'held' | 'queued' | 'tools' | 'dispatching' | 'prefill' | '
 /** What a policy in front of the gate made of a new attempt (see {@link PolicyHooks}). */
 export type PolicyVerdict =
   | { readonly kind: 'go' }
+  /** Degraded to a fallback pool: straight to an engine of that pool, past the gate. */
+  | { readonly kind: 'pool'; readonly pool: string }
   | { readonly kind: 'held' }
   | { readonly kind: 'refuse'; readonly view: ClientView; readonly outcome: 'shed' | 'timed_out' };
 
@@ -179,6 +181,8 @@ export interface LifecycleOptions {
   classColumns?: boolean;
   /** The class of a request whose client names none, without a policy. */
   defaultClass?: string;
+  /** The engine of a fallback pool a degraded request runs on (sim/run/fallback-pools.ts), or null. */
+  fallbackPick?: (pool: string) => EngineNode | null;
 }
 
 /** Watches the gate's decisions in a run. */
@@ -303,6 +307,19 @@ export class Lifecycle implements GateHost {
         this.#o.onGaugeChange();
         return;
       }
+      if (v.kind === 'pool') {
+        // As the proxy does (proxy/handler.ts policyRun): past this rule's gate, a bypass.
+        a.decision = 'bypass';
+        a.permit = null;
+        a.admittedAtMs = sim.now();
+        a.phase = 'dispatching';
+        const node = this.#o.fallbackPick?.(v.pool) ?? null;
+        a.node = node;
+        a.decodeNode = node;
+        this.#toNode(a, node);
+        this.#o.onGaugeChange();
+        return;
+      }
     }
     this.#gate(a);
   }
@@ -419,7 +436,11 @@ export class Lifecycle implements GateHost {
     } else {
       a.node = this.#pickNode(permit?.endpointId ?? bypassEndpoint);
     }
-    const node = a.node;
+    this.#toNode(a, a.node);
+  }
+
+  /** On to `node` (its tool calls first, then its frontend's delay), or failed without one. */
+  #toNode(a: Attempt, node: EngineNode | null): void {
     if (node === null) {
       this.#end(a, 'failed', 502, 'no_endpoint');
       return;
@@ -428,7 +449,7 @@ export class Lifecycle implements GateHost {
       a.phase = 'tools';
       return;
     }
-    sim.after(node.apiOverheadMs, this.#onOverheadDone, a);
+    this.#o.sim.after(node.apiOverheadMs, this.#onOverheadDone, a);
   }
 
   #legRefused(a: Attempt, r: Refusal): void {

@@ -28,6 +28,7 @@ import type { Scenario } from '../scenario/resolve.js';
 import { type Admission, buildAdmission } from './admission.js';
 import { ClassStats } from './class-stats.js';
 import { buildEngines, type EngineNode } from './engines.js';
+import { FallbackPools } from './fallback-pools.js';
 import { clientFeeds } from './feeds.js';
 import { hasClassColumns, policySummary, SimPolicy } from './policy-admission.js';
 import { PoolHealth } from './pool-health.js';
@@ -96,7 +97,19 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   // `gate.policy`: the policy decides first, on the same virtual clock (sim/run/policy-admission.ts),
   // told the pool's health (engines down, maintenance) by the timeline.
   const health = new PoolHealth(scenario.endpoints.length, () => policy?.healthChanged());
-  const policy = scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim, health);
+  // `gate.fallback_pools`: engines of their own, where the policy's pool degrades send requests.
+  const fallback =
+    scenario.fallbackPools === undefined
+      ? undefined
+      : new FallbackPools(
+          sim,
+          seed,
+          scenario.fallbackPools,
+          (node, out) => lifecycle!.onStep(node, out),
+          opts.runAhead ?? true,
+        );
+  const policy =
+    scenario.policy === undefined ? undefined : new SimPolicy(scenario.policy, sim, health, fallback);
   const classColumns = hasClassColumns(scenario);
   const classStats = classColumns
     ? new ClassStats(
@@ -112,7 +125,14 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     (node, out) => lifecycle!.onStep(node, out),
     opts.runAhead ?? true,
   );
-  const breaker = scheduleHealth(sim, scenario, nodes, admission);
+  const mainBreaker = scheduleHealth(sim, scenario, nodes, admission);
+  // A fallback engine is none of the main rule's endpoints: its results do not reach that breaker.
+  const breaker =
+    fallback === undefined
+      ? mainBreaker
+      : (node: EngineNode, ok: boolean) => {
+          if (node.endpoint.index < nodes.length) mainBreaker(node, ok);
+        };
 
   // The token shifts and the open-loop feeds are the schedule's (`sim/clients/schedule.ts`), the
   // ones the load driver and the k6 plan send: this run only places them on the clock.
@@ -143,6 +163,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     ...(opts.clientTtft ? { clientTtft: true } : {}),
     ...(policy === undefined ? {} : { policy, defaultClass: policy.policy.document.envelope.default_class }),
     ...(classColumns ? { classColumns: true } : {}),
+    ...(fallback === undefined ? {} : { fallbackPick: (pool: string) => fallback.pick(pool) }),
     onGaugeChange: () => {
       const p = admission.pool();
       if (policy === undefined) stats.observe(p.inflight, p.queue.length);
@@ -199,6 +220,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     await trace.close();
   }
   for (const n of nodes) n.host.settle();
+  for (const n of fallback?.nodes ?? []) n.host.settle();
   lifecycle.finish();
 
   const summary = summarize(stats, {

@@ -1,8 +1,10 @@
 /**
  * What a scenario asks of its (valid) policy that the simulator must be able to give: each
- * `dependency_outage` names a dependency some class's `depends_on` lists, and no class declares a
- * `pool` degrade, since a scenario has one pool (one rule and its engines) and so no fallback pool
- * a degraded request could go to (behind the proxy, a degrade pool is another rule).
+ * `dependency_outage` names a dependency some class's `depends_on` lists, and the policy's `pool`
+ * degrades and the scenario's `gate.fallback_pools` match: each pool degrade names a declared
+ * fallback pool (reported at its place in the policy file), and each declared fallback pool is
+ * named by some pool degrade (reported at `gate.fallback_pools.NAME`; a pool nothing can reach
+ * would be engines that change nothing). Behind the proxy, a degrade pool is another rule.
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { formatFieldPath, type Policy, yamlOffset } from '../../gate/index.js';
@@ -14,9 +16,17 @@ export function dependencyNames(p: Policy): string[] {
   return [...new Set(p.classes.flatMap((c) => c.dependsOn))];
 }
 
+/** The `pool` degrade names of `p`, in file order, each once. */
+export function degradePoolNames(p: Policy): string[] {
+  return [
+    ...new Set(p.classes.flatMap((c) => c.degrade.flatMap((d) => (d.kind === 'pool' ? [d.pool] : [])))),
+  ];
+}
+
 /**
- * Reports each `dependency_outage` of `s` whose name no class of `p` depends on, and each `pool`
- * degrade of `p` (placed in the policy file `file`, whose text is `text`).
+ * Reports each `dependency_outage` of `s` whose name no class of `p` depends on, each `pool`
+ * degrade of `p` (placed in the policy file `file`, whose text is `text`) naming no fallback pool
+ * of `s`, and each fallback pool of `s` no pool degrade of `p` names.
  */
 export function checkPolicyUse(
   s: ScenarioFile,
@@ -35,22 +45,41 @@ export function checkPolicyUse(
       deps.length > 0 ? `one of ${deps.join(', ')}` : `a class of ${file} with depends_on (none has one)`,
     );
   });
-  const pools = p.classes.flatMap((c) =>
-    c.degrade.flatMap((d, j) => (d.kind === 'pool' ? [{ cls: c.name, j, pool: d.pool }] : [])),
+  checkPools(s, p, file, text, report);
+}
+
+function checkPools(s: ScenarioFile, p: Policy, file: string, text: string, report: PolicyReporter): void {
+  const declared = Object.keys(s.gate.fallback_pools ?? {});
+  const used = degradePoolNames(p);
+  for (const name of declared)
+    if (!used.includes(name))
+      report(
+        ['gate', 'fallback_pools', name],
+        name,
+        `"${name}" is named by no pool degrade of ${file} (${used.length > 0 ? `its pool degrades name ${used.join(', ')}` : 'it has no pool degrade'})`,
+        used.length > 0
+          ? `one of ${used.join(', ')}`
+          : `a class of ${file} with { kind: pool, pool: ${name} }`,
+      );
+  const unknown = p.classes.flatMap((c) =>
+    c.degrade.flatMap((d, j) =>
+      d.kind === 'pool' && !declared.includes(d.pool) ? [{ cls: c.name, j, pool: d.pool }] : [],
+    ),
   );
-  if (pools.length === 0) return;
+  if (unknown.length === 0) return;
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc });
-  for (const { cls, j, pool } of pools) {
+  const have = declared.length > 0 ? `the fallback pools are ${declared.join(', ')}` : 'it declares none';
+  for (const { cls, j, pool } of unknown) {
     const path = ['classes', cls, 'degrade', j, 'pool'];
     const pos = lc.linePos(yamlOffset(doc, path, false));
     const where = formatFieldPath(path);
-    const detail = `a pool degrade ("${pool}") cannot run in the simulator: a scenario has one pool (its rule and its engines), so there is no fallback pool to send the request to; use a max_tokens degrade in the scenario's policy, or run this policy behind sluice proxy`;
+    const detail = `"${pool}" is not a fallback pool of the scenario: declare it in gate.fallback_pools (${have})`;
     report(
-      ['gate', 'policy'],
+      ['gate', 'fallback_pools'],
       pool,
       detail,
-      'a max_tokens degrade here; pool degrades run behind sluice proxy',
+      declared.length > 0 ? `one of ${declared.join(', ')}` : `gate.fallback_pools.${pool} with its engines`,
       {
         file,
         line: pos.line,

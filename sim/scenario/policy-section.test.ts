@@ -147,22 +147,88 @@ describe('gate.policy', () => {
     );
   });
 
-  it('refuses a pool degrade at its place in the policy file: the run has no second pool', async () => {
+  describe('gate.fallback_pools', () => {
     const pooled = POLICY.replace(
       '    deadline: { default_ms: 2000 }\n',
       '    deadline: { default_ms: 2000 }\n    degrade:\n      - { kind: max_tokens, max_output_tokens: 64 }\n      - { kind: pool, pool: small }\n',
     );
-    const dir = dirWith({ 's.yaml': SCENARIO, 'policy.yaml': pooled });
-    const err = await errorOf(join(dir, 's.yaml'));
-    const pf = join(dir, 'policy.yaml');
-    expect(err.message).toBe(
-      `${pf}:12:29: classes.chat.degrade[1].pool: a pool degrade ("small") cannot run in the simulator: a scenario has one pool (its rule and its engines), so there is no fallback pool to send the request to; use a max_tokens degrade in the scenario's policy, or run this policy behind sluice proxy`,
-    );
-    expect(err.issues[0]).toMatchObject({
-      file: pf,
-      line: 12,
-      col: 29,
-      path: 'classes.chat.degrade[1].pool',
+    const withPools = (pools: string) =>
+      SCENARIO.replace('  policy: policy.yaml\n', `  policy: policy.yaml\n  fallback_pools:\n${pools}`);
+    const SMALL = '    small:\n      engines: [{ profile: llama-3.1-8b-h100, count: 2, max_num_seqs: 32 }]\n';
+
+    it('resolves a declared pool: its own engines, addresses and indexes after the pool', async () => {
+      const dir = dirWith({ 's.yaml': withPools(SMALL), 'policy.yaml': pooled });
+      const s = await loadScenario(join(dir, 's.yaml'));
+      expect(s.endpoints).toHaveLength(1);
+      expect(s.fallbackPools).toHaveLength(1);
+      const fp = s.fallbackPools![0]!;
+      expect(fp.name).toBe('small');
+      expect(fp.engines.map((g) => [g.name, g.count, g.max_num_seqs])).toEqual([
+        ['llama-3.1-8b-h100', 2, 32],
+      ]);
+      expect(fp.endpoints.map((e) => [e.index, e.id, e.role])).toEqual([
+        [1, '10.100.0.1:8000', 'normal'],
+        [2, '10.100.0.2:8000', 'normal'],
+      ]);
+    });
+
+    it('refuses a pool degrade naming no fallback pool, at its place in the policy file', async () => {
+      const dir = dirWith({ 's.yaml': SCENARIO, 'policy.yaml': pooled });
+      const err = await errorOf(join(dir, 's.yaml'));
+      const pf = join(dir, 'policy.yaml');
+      expect(err.message).toBe(
+        `${pf}:12:29: classes.chat.degrade[1].pool: "small" is not a fallback pool of the scenario: declare it in gate.fallback_pools (it declares none)`,
+      );
+      expect(err.issues[0]).toMatchObject({
+        file: pf,
+        line: 12,
+        col: 29,
+        path: 'classes.chat.degrade[1].pool',
+      });
+      expect(err.issues[0]?.expected).toBe('gate.fallback_pools.small with its engines');
+      // Another name declared: the error lists the declared ones.
+      const other = dirWith({
+        's.yaml': withPools(SMALL.replace('small:', 'tiny:')),
+        'policy.yaml': pooled,
+      });
+      const lines = (await errorOf(join(other, 's.yaml'))).message.split('\n');
+      expect(lines).toContain(
+        `${join(other, 'policy.yaml')}:12:29: classes.chat.degrade[1].pool: "small" is not a fallback pool of the scenario: declare it in gate.fallback_pools (the fallback pools are tiny)`,
+      );
+      // ...and the declared pool no degrade names is refused at its own place.
+      expect(
+        lines.some((l) =>
+          /:7:7: gate\.fallback_pools\.tiny: "tiny" is named by no pool degrade of .*policy\.yaml \(its pool degrades name small\)$/.test(
+            l,
+          ),
+        ),
+      ).toBe(true);
+    });
+
+    it('refuses fallback pools without gate.policy', async () => {
+      const plain = withPools(SMALL).replace('  policy: policy.yaml\n', '').replace(', tool_calls: 2', '');
+      const dir = dirWith({ 's.yaml': plain });
+      expect((await errorOf(join(dir, 's.yaml'))).message).toMatch(
+        /s\.yaml:\d+:\d+: gate\.fallback_pools: is given without gate\.policy \(only a policy degrades to a pool\)$/,
+      );
+    });
+
+    it('checks the fields of a fallback pool with their bounds', async () => {
+      const bad =
+        '    small:\n      engines: [{ profile: llama-3.1-8b-h100, count: 0, role: prefill }]\n      max_in_flight: 3\n';
+      const dir = dirWith({ 's.yaml': withPools(bad), 'policy.yaml': pooled });
+      const msg = (await errorOf(join(dir, 's.yaml'))).message;
+      expect(msg).toMatch(/gate\.fallback_pools\.small\.max_in_flight: unknown key/);
+      expect(msg).toMatch(/gate\.fallback_pools\.small\.engines\[0\]\.count: 0 is below the minimum 1/);
+      const role = dirWith({
+        's.yaml': withPools(SMALL.replace('max_num_seqs: 32', 'role: decode')),
+        'policy.yaml': pooled,
+      });
+      expect((await errorOf(join(role, 's.yaml'))).message).toMatch(
+        /gate\.fallback_pools\.small\.engines\[0\]\.role: "decode" is refused in a fallback pool \(a degraded request runs whole on one engine\)$/,
+      );
+      const name = dirWith({ 's.yaml': withPools(SMALL.replace('small:', 'Small:')), 'policy.yaml': pooled });
+      expect((await errorOf(join(name, 's.yaml'))).message).toMatch(/"Small" is not a pool name/);
     });
   });
 });

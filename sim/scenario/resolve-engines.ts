@@ -81,7 +81,7 @@ export function resolvePool(
 }
 
 /** The groups named (a missing name from the profile, numbered on reuse) and calibrated. */
-function nameGroups(
+export function nameGroups(
   groupSpecs: readonly { spec: EngineGroupSpec; path: Path }[],
   file: string,
   report: Reporter,

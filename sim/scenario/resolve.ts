@@ -10,6 +10,7 @@ import type { DeploymentProfile } from '../engine/profiles.js';
 import { type PolicyReporter, resolvePolicy, type ScenarioPolicy } from './policy-section.js';
 import { checkClientModels, resolveClients } from './resolve-clients.js';
 import { endpointSelector, resolvePool } from './resolve-engines.js';
+import { type FallbackPool, resolveFallbackPools } from './resolve-fallback-pools.js';
 import { resolveGate } from './resolve-gate.js';
 import { resolveTelemetry, resolveTimeline, type TimelineContext } from './resolve-timeline.js';
 import type { EngineGroupSpec, ScenarioFile, SmgSettings, TimelineEventSpec, TraceSpec } from './schema.js';
@@ -117,6 +118,8 @@ export interface Scenario {
   gate: LoxilbGate | SmgGate;
   /** `gate.policy`: admission goes through the policy, in front of the rule or SMG settings. */
   policy?: ScenarioPolicy;
+  /** `gate.fallback_pools`, in file order: the pools the policy's pool degrades send requests to. */
+  fallbackPools?: FallbackPool[];
   /** Engine groups in pool order. */
   engines: EngineGroup[];
   /** One endpoint per engine, in pool order. */
@@ -182,6 +185,8 @@ export function resolveScenario(
   };
   const policy = resolvePolicy(file, s, report, options.cwd ?? process.cwd());
   if (policy !== undefined) scenario.policy = policy;
+  const fallback = resolveFallbackPools(file, s, endpoints.length, report, options);
+  if (fallback.length > 0) scenario.fallbackPools = fallback;
   checkClientModels(scenario, report);
   return scenario;
 }

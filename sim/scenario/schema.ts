@@ -931,6 +931,28 @@ export const smgSchema = z
       "SMG's gateway-wide admission control (standing-concurrency cap, FIFO queue, token-bucket refill).",
   });
 
+/** Largest number of fallback pools a scenario declares. */
+export const MAX_FALLBACK_POOLS = 16;
+/** A fallback pool's name: a policy's pool name (gate/policy/schema.ts). */
+const POOL_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
+
+/** A fallback pool of `gate.fallback_pools`: engines of its own, behind no gate of this scenario. */
+const fallbackPoolSchema = z
+  .strictObject({
+    engines: z
+      .array(engineGroupSchema)
+      .min(1)
+      .max(64)
+      .describe(
+        'Its engine groups (role normal): the engines a request degraded to this pool runs on, picked round-robin among those up.',
+      ),
+  })
+  .meta({
+    id: 'FallbackPool',
+    description:
+      "A pool a policy's `degrade: [{kind: pool, pool: NAME}]` sends requests to: behind the proxy, the rule whose serviceArguments.name is NAME, reached past its gate.",
+  });
+
 export const gateSchema = z
   .strictObject({
     rule: ruleSchema.optional(),
@@ -944,6 +966,12 @@ export const gateSchema = z
       .describe(
         'A policy file (docs/policy.md), relative to the scenario file: admission goes through the policy (classes, weighted seats, deadlines, five dispositions), in front of the rule or SMG settings.',
       ),
+    fallback_pools: z
+      .record(z.string(), fallbackPoolSchema)
+      .optional()
+      .describe(
+        "Fallback pools by name, each the pool a policy's pool degrade of that name sends requests to (docs/policy.md). Only with gate.policy; each must be named by a degrade of the policy, and each pool degrade must name one of them.",
+      ),
   })
   .superRefine((g, ctx) => {
     const expected = 'either rule (with optional env) or smg';
@@ -953,6 +981,32 @@ export const gateSchema = z
       report(ctx, ['smg'], g.smg, 'is given with rule', expected);
     if (g.env !== undefined && g.smg !== undefined)
       report(ctx, ['env'], g.env, 'is only for rule (LLB_FC_* are loxilb settings)', expected);
+    const pools = g.fallback_pools === undefined ? [] : Object.keys(g.fallback_pools);
+    if (pools.length > 0 && g.policy === undefined)
+      report(
+        ctx,
+        ['fallback_pools'],
+        pools.join(', '),
+        'is given without gate.policy (only a policy degrades to a pool)',
+        'gate.policy with a pool degrade naming each fallback pool',
+      );
+    for (const name of pools)
+      if (!POOL_NAME.test(name))
+        report(
+          ctx,
+          ['fallback_pools', name],
+          name,
+          `${JSON.stringify(name)} is not a pool name (a lower-case letter, then up to 62 letters, digits, _ or -)`,
+          'a pool name as the policy writes it',
+        );
+    if (pools.length > MAX_FALLBACK_POOLS)
+      report(
+        ctx,
+        ['fallback_pools'],
+        pools.length,
+        `declares ${pools.length} pools, above the maximum ${MAX_FALLBACK_POOLS}`,
+        `at most ${MAX_FALLBACK_POOLS} fallback pools`,
+      );
   })
   .describe(
     'The admission gate: a loxilb rule (the capacity gate; set fc_mode off for no gate) or the SMG dialect.',
