@@ -115,6 +115,8 @@ export class SimPolicy implements PolicyHooks {
   readonly defers: DeferTally = { completed: 0 };
   /** The policy's dependencies, opened and closed by the timeline's `dependency_outage` events. */
   readonly dependencies: DependencyOutages;
+  /** The conditions the policy reads at each decision, dispatch and drain step (see the file's header). */
+  readonly conditions: () => Conditions;
 
   /** The scenario's fallback pools, when it declares some. */
   readonly #fallback: FallbackPools | undefined;
@@ -144,12 +146,13 @@ export class SimPolicy implements PolicyHooks {
     const base = (): Conditions =>
       deps.anyOpen ? (health.healthy ? healthyOpen : unhealthyOpen) : health.healthy ? HEALTHY : UNHEALTHY;
     const pooled = fallback === undefined ? undefined : withPools(fallback);
+    this.conditions = pooled === undefined ? base : () => pooled(base(), health.maintenance);
     let ids = 0;
     this.gate = new PolicyGate<Attempt>({
       policy: this.policy,
       clock,
       store: this.store,
-      conditions: pooled === undefined ? base : () => pooled(base(), health.maintenance),
+      conditions: this.conditions,
       // Ids from a counter: the run's outputs must not depend on anything but the seed.
       deferId: () => `d${(++ids).toString(36)}`,
       events: {
