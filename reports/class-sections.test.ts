@@ -77,6 +77,44 @@ describe('class sections of the run report', () => {
     expect(rejects.kind === 'table' && rejects.rows).toEqual([['chat', 10]]);
   });
 
+  it('add a fallback pool table when the policy degraded requests to a pool, in the summary order', () => {
+    const base = summary('pooled', [cls('chat', 40, 60)], 60, true);
+    const fig = {
+      engines: 1,
+      sent: 9,
+      completed: 7,
+      useful_on_time: 6,
+      failed: 1,
+      cancelled: 1,
+      in_system_at_end: 0,
+    };
+    const s = {
+      ...base,
+      policy: {
+        ...base.policy!,
+        fallback_pools: {
+          small: fig,
+          spare: { ...fig, engines: 2, sent: 0, completed: 0, useful_on_time: 0, failed: 0, cancelled: 0 },
+        },
+      },
+    } as RunSummary;
+    const sections = classSections(s);
+    expect(sections.map((x) => x.title)).toEqual([
+      'Workload classes',
+      'Dispositions per class',
+      'Fallback pools',
+      'Policy scorecard',
+    ]);
+    const t = sections[2]!;
+    expect(t.kind === 'table' && t.rows).toEqual([
+      ['small', 1, 9, 7, 6, 1, 1, 0],
+      ['spare', 2, 0, 0, 0, 0, 0, 0],
+    ]);
+    // An empty record adds no table.
+    const none = { ...base, policy: { ...base.policy!, fallback_pools: {} } } as RunSummary;
+    expect(classSections(none).map((x) => x.title)).not.toContain('Fallback pools');
+  });
+
   it('put runs side by side: per class, useful on time and completed of each run', () => {
     const fifo = summary('fifo', [cls('chat', 5, 90), cls('batch', 2, 3)], 93);
     const policy = summary('policy', [cls('chat', 80, 85)], 85);

@@ -3,7 +3,7 @@
  * completions, the dispositions, the queue age and the reject reasons; and the policy's scorecard
  * totals. Only for runs whose clients carry envelope classes (`summary.classes`).
  */
-import type { ClassSummary, RunSummary } from '../sim/run/records.js';
+import type { ClassSummary, FallbackPoolFigures, RunSummary } from '../sim/run/records.js';
 import { compareChart, dispositionChart, type LabelledClasses } from './charts/classes.js';
 import type { Section, TableSection } from './types.js';
 
@@ -58,6 +58,36 @@ export function rejectTable(classes: readonly ClassSummary[]): TableSection {
   };
 }
 
+/** Per fallback pool of `gate.fallback_pools`: what became of the requests degraded to it. */
+export function fallbackPoolTable(pools: Readonly<Record<string, FallbackPoolFigures>>): TableSection {
+  return {
+    kind: 'table',
+    title: 'Fallback pools',
+    caption:
+      'Requests the policy degraded to each fallback pool (its own engines, past every gate as behind the proxy). Useful on time: completed by the policy deadline with the client still there.',
+    columns: [
+      'pool',
+      'engines',
+      'sent',
+      'completed',
+      'useful on time',
+      'failed',
+      'cancelled',
+      'in system at end',
+    ],
+    rows: Object.entries(pools).map(([name, f]) => [
+      name,
+      f.engines,
+      f.sent,
+      f.completed,
+      f.useful_on_time,
+      f.failed,
+      f.cancelled,
+      f.in_system_at_end,
+    ]),
+  };
+}
+
 /** The report sections of a run with classes (none without). */
 export function classSections(s: RunSummary): Section[] {
   const classes = s.classes;
@@ -69,10 +99,12 @@ export function classSections(s: RunSummary): Section[] {
       name: 'dispositions',
       title: 'Dispositions per class',
       caption:
-        'Each attempt has exactly one disposition: admitted, queued (then dispatched or expired), degraded (a reduced max_tokens), deferred (202, fed back later by the drain) or rejected.',
+        'Each attempt has exactly one disposition: admitted, queued (then dispatched or expired), degraded (a reduced max_tokens or a fallback pool), deferred (202, fed back later by the drain) or rejected.',
       spec: dispositionChart(classes),
     });
     if (classes.some((c) => Object.keys(c.reject_reasons).length > 0)) out.push(rejectTable(classes));
+    const pools = s.policy.fallback_pools;
+    if (pools !== undefined && Object.keys(pools).length > 0) out.push(fallbackPoolTable(pools));
     out.push({
       kind: 'code',
       title: 'Policy scorecard',
