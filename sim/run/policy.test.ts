@@ -33,6 +33,18 @@ const usefulBetween = (sink: MemorySink, cls: string, fromMs: number, toMs: numb
     return end >= fromMs && end < toMs;
   }).length;
 
+/** Completed attempts (any class, useful or not) that ended in [fromMs, toMs) of the virtual clock. */
+const completedBetween = (sink: MemorySink, fromMs: number, toMs: number): number =>
+  sink.requests.filter((r) => {
+    if (r.outcome !== 'completed' || r.e2e_ms === '') return false;
+    const end = r.sent_ms + r.e2e_ms;
+    return end >= fromMs && end < toMs;
+  }).length;
+
+/** Useful on-time completions of every class that ended in [fromMs, toMs). */
+const usefulAllBetween = (sink: MemorySink, fromMs: number, toMs: number): number =>
+  ['interactive', 'work-order', 'batch'].reduce((n, c) => n + usefulBetween(sink, c, fromMs, toMs), 0);
+
 describe('the worked example, FIFO against the policy', () => {
   it('gives more useful on-time completions, and interactive progress, under the policy', async () => {
     const fifoKept = new MemorySink(true);
@@ -68,6 +80,15 @@ describe('the worked example, FIFO against the policy', () => {
     const fi = fifo.classes!.find((c) => c.class === 'interactive')!;
     const pi = policy.classes!.find((c) => c.class === 'interactive')!;
     expect(pi.completed_late).toBeLessThan(fi.completed_late);
+    // After the incident (180-300 s) the essay's shape: FIFO completes more requests (its late
+    // retries among them), the policy fewer, but more of them useful and on time. During the
+    // incident it is not so: the policy completes more, since FIFO's seats hold long batch cases.
+    const after = [180_000, 300_000] as const;
+    expect(completedBetween(fifoKept, ...after)).toBeGreaterThan(completedBetween(kept, ...after));
+    expect(usefulAllBetween(kept, ...after)).toBeGreaterThan(usefulAllBetween(fifoKept, ...after));
+    expect(completedBetween(kept, 60_000, 180_000)).toBeGreaterThan(
+      completedBetween(fifoKept, 60_000, 180_000),
+    );
     // The policy's own books: its scorecard decided every inference attempt of the run exactly
     // once (warm-up included), and every record carries one of the five dispositions.
     const card = policy.policy!.scorecard as { totals: { offered: number } };
