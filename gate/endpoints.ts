@@ -9,20 +9,38 @@
 export type EndpointRole = 'normal' | 'prefill' | 'decode';
 export const ENDPOINT_ROLES: readonly EndpointRole[] = ['normal', 'prefill', 'decode'];
 
+/**
+ * What keeps an index over endpoints (see `endpoint-ring.ts`): told of every change to the state a
+ * pick reads, and the keeper of the round-robin accumulator while it watches.
+ */
+export interface EndpointWatcher {
+  /** `inflight` of the endpoint at `slot` went from `before` to `after`. */
+  inflightChanged(slot: number, before: number, after: number): void;
+  /** `healthy` of the endpoint at `slot` changed. */
+  healthChanged(slot: number, healthy: boolean): void;
+  /** A warm-up began at `startMs` (ms), or the warm-up was cleared (-Infinity). */
+  warmStartChanged(startMs: number): void;
+  /** The accumulator of the endpoint at `slot`. */
+  cwOf(slot: number): number;
+  /** Sets the accumulator of the endpoint at `slot`. */
+  setCw(slot: number, cw: number): void;
+  /** Hands every endpoint it watches back to itself (another watcher is taking one over). */
+  detach(): void;
+}
+
 export class EndpointState {
-  healthy = true;
-  /** Units held on this endpoint. */
-  inflight = 0;
-  /** When the current warm-up began (ms); -Infinity when none is running. */
-  warmStartMs = Number.NEGATIVE_INFINITY;
-  /** Smooth weighted round-robin accumulator. */
-  cw = 0;
+  #healthy = true;
+  #inflight = 0;
+  #warmStartMs = Number.NEGATIVE_INFINITY;
+  #cw = 0;
   /** Last scraped `vllm:num_requests_waiting`, and when it was read (ms). */
   waiting = 0;
   waitingAtMs = Number.NEGATIVE_INFINITY;
   /** Moving average of time to first token (ms), and when its last sample came (ms). */
   ttftEwmaMs = Number.NaN;
   ttftAtMs = Number.NEGATIVE_INFINITY;
+  #watcher: EndpointWatcher | null = null;
+  #slot = -1;
 
   /**
    * @param id `IP:port` of the endpoint
@@ -33,6 +51,59 @@ export class EndpointState {
     readonly role: EndpointRole,
     readonly weight: number,
   ) {}
+
+  /** In service (false after a failed health check). */
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+  set healthy(v: boolean) {
+    if (v === this.#healthy) return;
+    this.#healthy = v;
+    if (this.#watcher !== null) this.#watcher.healthChanged(this.#slot, v);
+  }
+
+  /** Units held on this endpoint. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+  set inflight(v: number) {
+    const before = this.#inflight;
+    this.#inflight = v;
+    if (this.#watcher !== null) this.#watcher.inflightChanged(this.#slot, before, v);
+  }
+
+  /** When the current warm-up began (ms); -Infinity when none is running. */
+  get warmStartMs(): number {
+    return this.#warmStartMs;
+  }
+  set warmStartMs(v: number) {
+    this.#warmStartMs = v;
+    if (this.#watcher !== null) this.#watcher.warmStartChanged(v);
+  }
+
+  /** Smooth weighted round-robin accumulator (kept by the watcher while one watches). */
+  get cw(): number {
+    return this.#watcher === null ? this.#cw : this.#watcher.cwOf(this.#slot);
+  }
+  set cw(v: number) {
+    if (this.#watcher === null) this.#cw = v;
+    else this.#watcher.setCw(this.#slot, v);
+  }
+
+  /** The current watcher, if any. */
+  get watcher(): EndpointWatcher | null {
+    return this.#watcher;
+  }
+
+  /**
+   * Hands the endpoint to `watcher` as its `slot` (it then keeps `cw`), or with null back to
+   * itself, taking `cw` (the accumulator's value at that moment) back.
+   */
+  watch(watcher: EndpointWatcher | null, slot: number, cw: number): void {
+    this.#watcher = watcher;
+    this.#slot = slot;
+    this.#cw = cw;
+  }
 }
 
 /**

@@ -6,13 +6,7 @@
  * that could run now, so a tenant at its share holds nobody up.
  */
 import type { Ceiling, DecisionReason } from './decisions.js';
-import {
-  type EndpointState,
-  PICK_ALL_FULL,
-  PICK_NONE_HEALTHY,
-  pickEndpoint,
-  pickEndpointAt,
-} from './endpoints.js';
+import { type EndpointState, PICK_ALL_FULL, PICK_NONE_HEALTHY } from './endpoints.js';
 import { Permit } from './permit.js';
 import type { AdmissionRequest, Decision, ObserveNote, Pool, PoolOptions } from './pool.js';
 import { roleCap, serviceFull } from './pool-ceilings.js';
@@ -68,8 +62,7 @@ export class Admission {
         return this.#refuse('no_healthy_capacity', bodyBuffered, 'endpoint');
       }
     } else {
-      const picked = pickEndpointAt(
-        pool.endpoints,
+      const picked = pool.picker.pickAt(
         'normal',
         roleCap(pool.cfg, 'normal'),
         pool.cfg.warmupMs,
@@ -135,8 +128,7 @@ export class Admission {
         o.workersOutsideGate !== true && !pool.endpoints.some((e) => e.healthy && e.role !== 'normal');
       if (noneHealthy) ceilings.push('endpoint');
     } else {
-      const picked = pickEndpointAt(
-        pool.endpoints,
+      const picked = pool.picker.pickAt(
         'normal',
         roleCap(pool.cfg, 'normal'),
         pool.cfg.warmupMs,
@@ -146,7 +138,7 @@ export class Admission {
       if (picked === PICK_NONE_HEALTHY || picked === PICK_ALL_FULL) {
         noneHealthy = picked === PICK_NONE_HEALTHY;
         ceilings.push('endpoint');
-        const any = pickEndpoint(pool.endpoints, 'normal', () => 0, req.preferredEndpoint, true);
+        const any = pool.picker.pickIgnoringRoom('normal', req.preferredEndpoint);
         ep = typeof any === 'object' ? any : (pool.endpoints.find((e) => e.role === 'normal') ?? null);
       } else ep = picked;
     }
@@ -191,7 +183,7 @@ export class Admission {
   }
 
   #anyEndpoint(preferred: string | undefined): string | null {
-    const picked = pickEndpoint(this.#pool.endpoints, 'normal', () => 0, preferred, true);
+    const picked = this.#pool.picker.pickIgnoringRoom('normal', preferred);
     return typeof picked === 'object' ? picked.id : null;
   }
 

@@ -5,7 +5,7 @@
  * request, and that refusal is its one count.
  */
 import type { Refusal } from './decisions.js';
-import { type EndpointState, PICK_NONE_HEALTHY, pickEndpoint, pickEndpointAt } from './endpoints.js';
+import { type EndpointState, PICK_NONE_HEALTHY } from './endpoints.js';
 import { Leg, type Permit } from './permit.js';
 import type { Pool, PoolOptions } from './pool.js';
 import { capOf, roleCap, roleCapInForce } from './pool-ceilings.js';
@@ -52,12 +52,12 @@ export function openLeg(
   const now = o.clock.now();
   const cfg = pool.cfg;
   const observe = cfg.mode !== 'enforce';
-  const picked = pickEndpointAt(pool.endpoints, role, roleCap(cfg, role), cfg.warmupMs, now, preferred);
+  const picked = pool.picker.pickAt(role, roleCap(cfg, role), cfg.warmupMs, now, preferred);
   let ep: EndpointState;
   if (typeof picked === 'object') ep = picked;
   else if (observe) {
     t.countObserved('observe_would_shed', 'endpoint');
-    const any = pickEndpoint(pool.endpoints, role, () => 0, preferred, true);
+    const any = pool.picker.pickIgnoringRoom(role, preferred);
     if (typeof any !== 'object') return poolRefusal(pool, o.clock, 'no_healthy_capacity', true, 'endpoint');
     ep = any;
   } else {

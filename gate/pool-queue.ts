@@ -12,7 +12,6 @@
  */
 import type { ClockTimer } from './clock.js';
 import type { EndpointState } from './endpoints.js';
-import { pickEndpoint } from './endpoints.js';
 import { Permit } from './permit.js';
 import type { Pool, PoolOptions } from './pool.js';
 import { serviceFull } from './pool-ceilings.js';
@@ -246,13 +245,11 @@ export class QueueService {
     const untracked = how === 'untracked';
     let ep: EndpointState | null = null;
     if (!w.pd) {
-      const picked = pickEndpoint(
-        pool.endpoints,
-        'normal',
-        (e) => pool.capOf(e, now),
-        w.preferredEndpoint,
-        how !== 'tracked',
-      );
+      // pool.capOf(ep, now) of a normal endpoint is endpointCap(ep, roleCap('normal'), warmupMs, now).
+      const picked =
+        how === 'tracked'
+          ? pool.picker.pickAt('normal', pool.roleCap('normal'), pool.cfg.warmupMs, now, w.preferredEndpoint)
+          : pool.picker.pickIgnoringRoom('normal', w.preferredEndpoint);
       ep = typeof picked === 'object' ? picked : null;
     }
     let permit: Permit;

@@ -18,6 +18,7 @@ import type { TokenBucket } from './bucket.js';
 import type { Clock } from './clock.js';
 import type { ResolvedConfig } from './config.js';
 import type { AdmissionHeaderValues, Ceiling, Refusal } from './decisions.js';
+import { EndpointPicker } from './endpoint-ring.js';
 import type { EndpointRole, EndpointState } from './endpoints.js';
 import type { Leg, Permit, PermitOwner } from './permit.js';
 import { Admission } from './pool-admission.js';
@@ -109,6 +110,8 @@ export interface PoolOptions {
 export class Pool implements PermitOwner {
   cfg: ResolvedConfig;
   readonly endpoints: EndpointState[];
+  /** The endpoint picks over `endpoints` (see endpoint-ring.ts). */
+  readonly picker: EndpointPicker;
   readonly queue = new WaitQueue();
   readonly tenants = new TenantTable();
   /** Executing requests holding a service unit. */
@@ -137,6 +140,7 @@ export class Pool implements PermitOwner {
   constructor(cfg: ResolvedConfig, endpoints: EndpointState[], o: PoolOptions) {
     this.cfg = cfg;
     this.endpoints = endpoints;
+    this.picker = new EndpointPicker(endpoints);
     this.effective = cfg.maxOutstanding;
     this.decisions = this.#t.decisions;
     this.observeCounts = this.#t.observeCounts;
