@@ -8,10 +8,11 @@
  * gate straight to an endpoint of that pool: the pool has no admission bound of its own, and the
  * policy holds no seats for it (decide.ts). Its engines queue what they cannot run, as vLLM does.
  * Which pools are available is the proxy's rule (gate/policy/pool-availability.ts): at least one
- * usable endpoint, none during maintenance. An endpoint is usable while its engine is up; no
- * timeline event addresses a fallback pool's engines (their selectors are the main pool's), so
- * they stay up and only `maintenance` takes the pools away. The requests are not fed to the main
- * pool's circuit breaker, scrapes or per-second rows (none of them is the main rule's).
+ * usable endpoint, none during maintenance. An endpoint is usable while its engine is up: the
+ * timeline's engine events with `pool` (endpoint_down, endpoint_up, flap, engine_slowdown) act on
+ * a pool's engines (sim/run/world.ts), and {@link FallbackPools.engineChanged} then recomputes
+ * which pools are available. The requests are not fed to the main pool's circuit breaker, scrapes
+ * or per-second rows (none of them is the main rule's).
  */
 import type { PolicyPoolCarrier } from '../../gate/index.js';
 import { availablePolicyPools } from '../../gate/index.js';
@@ -32,7 +33,10 @@ export class FallbackPools {
   /** Every fallback engine, pool after pool. */
   readonly nodes: EngineNode[] = [];
   readonly #pools = new Map<string, PoolState>();
-  readonly #available: ReadonlySet<string>;
+  /** Every fallback engine by its run-wide endpoint index. */
+  readonly #byIndex = new Map<number, EngineNode>();
+  /** The pools available outside maintenance; a new set at each change, never mutated. */
+  #available: ReadonlySet<string>;
   readonly #none: ReadonlySet<string> = new Set<string>();
 
   /**
@@ -49,6 +53,7 @@ export class FallbackPools {
     for (const p of pools) {
       const nodes = buildEngines(sim, seed, p.engines, p.endpoints, onStep, runAhead);
       this.nodes.push(...nodes);
+      for (const n of nodes) this.#byIndex.set(n.endpoint.index, n);
       this.#pools.set(p.name, {
         nodes,
         rr: 0,
@@ -63,8 +68,26 @@ export class FallbackPools {
         },
       });
     }
-    // Fallback engines stay up (see the header): the set outside maintenance is fixed for the run.
-    this.#available = availablePolicyPools(new Set(this.#pools.keys()), this.carriers(), false);
+    this.#available = this.#compute();
+  }
+
+  #compute(): ReadonlySet<string> {
+    return availablePolicyPools(new Set(this.#pools.keys()), this.carriers(), false);
+  }
+
+  /** The fallback engine with run-wide endpoint index `index`, if any. */
+  node(index: number): EngineNode | undefined {
+    return this.#byIndex.get(index);
+  }
+
+  /**
+   * A fallback engine went down or came back: recomputes the available pools (a new set when
+   * they changed, the same one when not, so a holder of the old set can tell).
+   */
+  engineChanged(): void {
+    const next = this.#compute();
+    const same = next.size === this.#available.size && [...next].every((p) => this.#available.has(p));
+    if (!same) this.#available = next;
   }
 
   /** Each pool as the availability rule sees it: its name and its engines up now. */
@@ -72,7 +95,10 @@ export class FallbackPools {
     return [...this.#pools].map(([name, p]) => ({ name, usable: p.nodes.filter((n) => n.up).length }));
   }
 
-  /** The pools that can take a degraded request now (`availablePools` of the policy's conditions). */
+  /**
+   * The pools that can take a degraded request now (`availablePools` of the policy's
+   * conditions): the same set object until an engine change alters it.
+   */
   available(maintenance: boolean): ReadonlySet<string> {
     return maintenance ? this.#none : this.#available;
   }

@@ -44,9 +44,11 @@
  *   the dependency). Each open or close pumps the host, as a change of health does. With no
  *   outage in force the conditions are the same frozen objects as before (no cost).
  * - `availablePools`: the scenario's fallback pools by the proxy's rule
- *   (gate/policy/pool-availability.ts): those with an engine up, none during `maintenance`.
- *   Without `gate.fallback_pools` there are none (the loader refuses a pool degrade then), and
- *   the conditions are the frozen objects above.
+ *   (gate/policy/pool-availability.ts): those with an engine up (the timeline's engine events
+ *   with `pool` take a pool's engines down and up), none during `maintenance`. Without
+ *   `gate.fallback_pools` there are none (the loader refuses a pool degrade then), and the
+ *   conditions are the frozen objects above. A pool coming or going does not pump the host: it
+ *   matters only to the decision of an arrival (a degrade), which reads it then.
  */
 import {
   type AdmissionEnvelope,
@@ -351,15 +353,23 @@ export class SimPolicy implements PolicyHooks {
 
 /**
  * The conditions with the fallback pools' availability added: `base` (one of a few frozen
- * objects) with `availablePools`, one frozen object per base and maintenance state, made once.
+ * objects) with `availablePools`, one frozen object per base and maintenance state, made once
+ * for each set of available pools (a fallback engine going down or up makes a new set).
  */
 function withPools(fallback: FallbackPools): (base: Conditions, maintenance: boolean) => Conditions {
   const made = [new Map<Conditions, Conditions>(), new Map<Conditions, Conditions>()];
+  const madeFor: (ReadonlySet<string> | null)[] = [null, null];
   return (base, maintenance) => {
-    const m = made[maintenance ? 1 : 0]!;
+    const k = maintenance ? 1 : 0;
+    const pools = fallback.available(maintenance);
+    const m = made[k]!;
+    if (madeFor[k] !== pools) {
+      m.clear();
+      madeFor[k] = pools;
+    }
     let c = m.get(base);
     if (c === undefined) {
-      c = Object.freeze({ ...base, availablePools: fallback.available(maintenance) });
+      c = Object.freeze({ ...base, availablePools: pools });
       m.set(base, c);
     }
     return c;

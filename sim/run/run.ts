@@ -192,6 +192,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     policy?.store,
     health,
     policy?.dependencies,
+    fallback,
   );
   const pool0 = admission.pool();
   const configured = {

@@ -11,6 +11,7 @@ import type { Scenario } from '../scenario/resolve.js';
 import type { Admission } from './admission.js';
 import type { DependencyOutages } from './dependency-outages.js';
 import type { EngineNode, SimEngineRequest } from './engines.js';
+import type { FallbackPools } from './fallback-pools.js';
 import type { PoolHealth } from './pool-health.js';
 
 /**
@@ -129,7 +130,10 @@ export function scheduleHealth(
  * Schedules the scenario's timeline events. `tools` is the clients' tool phase, whose `slowdown`
  * (a multiplier of tool-call times, 1 = normal) `tool_slowdown` events turn. `health`, when
  * given, is told each engine that goes down or comes back and each maintenance switch;
- * `dependencies`, each `dependency_outage`'s start and end.
+ * `dependencies`, each `dependency_outage`'s start and end. An engine event with `pool` acts on
+ * that pool's engines of `fallback` instead of `nodes` (by run-wide endpoint index): down, its
+ * requests are `lost` as on the main pool, and `fallback` recomputes which pools are available;
+ * `health` (the main pool's) is not told.
  */
 export function scheduleTimeline(
   sim: Simulator,
@@ -141,6 +145,7 @@ export function scheduleTimeline(
   deferStore?: FailingDeferStore,
   health?: PoolHealth,
   dependencies?: DependencyOutages,
+  fallback?: FallbackPools,
 ): void {
   const down = (i: number): void => {
     const n = nodes[i];
@@ -156,6 +161,22 @@ export function scheduleTimeline(
     n.host.restart();
     health?.engineUp(i);
   };
+  const poolDown = (i: number): void => {
+    const n = fallback?.node(i);
+    if (n === undefined || !n.up) return;
+    n.up = false;
+    lost(n, n.host.restart());
+    fallback!.engineChanged();
+  };
+  const poolUp = (i: number): void => {
+    const n = fallback?.node(i);
+    if (n === undefined || n.up) return;
+    n.up = true;
+    n.host.restart();
+    fallback!.engineChanged();
+  };
+  const mainNode = (i: number): EngineNode | undefined => nodes[i];
+  const poolNode = (i: number): EngineNode | undefined => fallback?.node(i);
   for (const e of scenario.timeline) {
     const at = e.at_s * 1000;
     switch (e.event) {
@@ -171,19 +192,25 @@ export function scheduleTimeline(
           health?.setMaintenance(e.enabled);
         });
         break;
-      case 'endpoint_down':
-        sim.schedule(at, () => e.endpoints.forEach(down));
+      case 'endpoint_down': {
+        const d = e.pool === undefined ? down : poolDown;
+        sim.schedule(at, () => e.endpoints.forEach(d));
         break;
-      case 'endpoint_up':
-        sim.schedule(at, () => e.endpoints.forEach(up));
+      }
+      case 'endpoint_up': {
+        const u = e.pool === undefined ? up : poolUp;
+        sim.schedule(at, () => e.endpoints.forEach(u));
         break;
-      case 'flap':
+      }
+      case 'flap': {
+        const [d, u] = e.pool === undefined ? [down, up] : [poolDown, poolUp];
         for (let k = 0; k < e.count; k++) {
           const start = at + k * e.period_s * 1000;
-          sim.schedule(start, () => e.endpoints.forEach(down));
-          sim.schedule(start + e.down_s * 1000, () => e.endpoints.forEach(up));
+          sim.schedule(start, () => e.endpoints.forEach(d));
+          sim.schedule(start + e.down_s * 1000, () => e.endpoints.forEach(u));
         }
         break;
+      }
       case 'scrape_outage':
         sim.schedule(at, () => {
           for (const i of e.endpoints) if (nodes[i]) nodes[i].scrapeOutage++;
@@ -192,12 +219,14 @@ export function scheduleTimeline(
           for (const i of e.endpoints) if (nodes[i]) nodes[i].scrapeOutage--;
         });
         break;
-      case 'engine_slowdown':
-        sim.schedule(at, () => slow(nodes, e.endpoints, e.factor, false));
+      case 'engine_slowdown': {
+        const on = e.pool === undefined ? mainNode : poolNode;
+        sim.schedule(at, () => slow(on, e.endpoints, e.factor, false));
         if (e.duration_s !== undefined) {
-          sim.schedule(at + e.duration_s * 1000, () => slow(nodes, e.endpoints, e.factor, true));
+          sim.schedule(at + e.duration_s * 1000, () => slow(on, e.endpoints, e.factor, true));
         }
         break;
+      }
       case 'tool_slowdown':
         sim.schedule(at, () => {
           tools.slowdown *= e.factor;
@@ -229,15 +258,15 @@ export function scheduleTimeline(
   }
 }
 
-/** Multiplies (or, ending a slowdown, divides) the step times of the endpoints' engines by `factor` from now on. */
+/** Multiplies (or, ending a slowdown, divides) the step times of the endpoints' engines (`node` of each index) by `factor` from now on. */
 function slow(
-  nodes: readonly EngineNode[],
+  node: (index: number) => EngineNode | undefined,
   endpoints: readonly number[],
   factor: number,
   end: boolean,
 ): void {
   for (const i of endpoints) {
-    const n = nodes[i];
+    const n = node(i);
     if (n === undefined) continue;
     n.host.retime();
     if (end) n.slowdown /= factor;

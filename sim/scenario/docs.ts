@@ -168,16 +168,23 @@ so editors with the YAML language server complete and check fields against
   engines; their weights win), or give the engine groups themselves as \`gate.rule.endpoints\`
   (\`{count, profile, role, ...}\`) and leave \`engines\` out.
 - **Endpoint selectors** in the timeline and telemetry outages are endpoint indexes in pool order
-  (from 0), \`IP:port\` ids, or engine group names (every engine of the group).
+  (from 0), \`IP:port\` ids, or engine group names (every engine of the group). With
+  \`pool: NAME\` (on \`endpoint_down\`, \`endpoint_up\`, \`flap\` and \`engine_slowdown\`) the
+  event acts on that fallback pool's engines instead, and its selectors are that pool's: indexes
+  within it from 0, its \`IP:port\` ids, its group names.
 - **Fallback pools.** With \`gate.policy\`, \`gate.fallback_pools\` declares the pools a policy's
   \`degrade: [{ kind: pool, pool: NAME }]\` sends requests to, each with engines of its own
   (\`small: { engines: [{ profile: llama-3.1-8b-h100, count: 1 }] }\`; endpoints
   \`10.100.0.1:8000\`, ... for the first pool, \`10.101.0.1:8000\` for the second). As behind the
   proxy, a degraded request goes past every gate straight to an engine of the pool (round-robin
   over those up), and a pool is available while it has an engine up and maintenance is off. Each
-  pool degrade must name a declared pool and each declared pool must be named by one. Timeline
-  and telemetry selectors address the main pool only; the summary's \`policy.fallback_pools\`
-  gives each pool's figures (docs/policy.md).
+  pool degrade must name a declared pool and each declared pool must be named by one. A
+  timeline engine event with \`pool: NAME\` takes that pool's engines down (the requests on them
+  fail, as on the main pool), brings them back or slows them: while none of a pool's engines is
+  up the pool is not available and the policy takes its next degrade option or disposition.
+  \`scrape_outage\`, \`capacity_loss\` and telemetry outages address the main pool only (no gate
+  scrapes a fallback pool). The summary's \`policy.fallback_pools\` gives each pool's figures
+  (docs/policy.md).
 - **Trace files.** \`clients.trace.file\` may use \`\${VAR}\` from the environment (e.g.
   \`\${SLUICE_DATA}/azure-llm-2023-conv.csv\`). A relative path is looked up, in order: relative to the
   scenario file, relative to the working directory, then as \`data/<basename>\` of the repository

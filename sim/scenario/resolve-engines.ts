@@ -245,9 +245,14 @@ function calibratedProfile(
  */
 export type EndpointSelector = (sel: readonly (number | string)[] | undefined, path: Path) => number[];
 
-/** The endpoint selector over a resolved pool. */
-export function endpointSelector(pool: ResolvedPool, report: Reporter): EndpointSelector {
+/**
+ * The endpoint selector over a resolved pool (the main pool, or a fallback pool named `name`):
+ * an index is a position in that pool, from 0; the result is the endpoints' `index` (for the
+ * main pool the same number, for a fallback pool the run-wide index its engine has).
+ */
+export function endpointSelector(pool: ResolvedPool, report: Reporter, name?: string): EndpointSelector {
   const { engines, endpoints } = pool;
+  const which = name === undefined ? 'the pool' : `fallback pool ${name}`;
   return (sel, path) => {
     if (sel === undefined) return endpoints.map((e) => e.index);
     const out = new Set<number>();
@@ -257,10 +262,10 @@ export function endpointSelector(pool: ResolvedPool, report: Reporter): Endpoint
           report(
             [...path, j],
             item,
-            `${item} is not an endpoint index (the pool has ${endpoints.length})`,
+            `${item} is not an endpoint index (${which} has ${endpoints.length})`,
             `an index from 0 to ${endpoints.length - 1}`,
           );
-        } else out.add(item);
+        } else out.add(endpoints[item]!.index);
         return;
       }
       const byId = endpoints.find((e) => e.id === item);
@@ -273,7 +278,7 @@ export function endpointSelector(pool: ResolvedPool, report: Reporter): Endpoint
         report(
           [...path, j],
           item,
-          `"${item}" is neither an endpoint IP:port nor an engine group`,
+          `"${item}" is neither an endpoint IP:port nor an engine group${name === undefined ? '' : ` of ${which}`}`,
           `an endpoint index, IP:port or one of the groups ${engines.map((g) => g.name).join(', ')}`,
         );
       }

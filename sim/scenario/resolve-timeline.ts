@@ -1,6 +1,7 @@
 /**
  * The timeline part of a scenario's normal form: events checked against the duration and each
- * other's order, endpoint selectors resolved to pool indexes, each `replace` made into the full
+ * other's order, endpoint selectors resolved to pool indexes (those of an engine event with
+ * `pool` against that fallback pool's endpoints), each `replace` made into the full
  * rule to POST (checked by the gate's own parser), and the telemetry outages' selectors resolved.
  */
 import { endpointId, isGateError, parseRule } from '../../gate/index.js';
@@ -17,7 +18,8 @@ import type {
   Telemetry,
   TimelineEvent,
 } from './resolve.js';
-import type { EndpointSelector } from './resolve-engines.js';
+import { type EndpointSelector, endpointSelector } from './resolve-engines.js';
+import type { FallbackPool } from './resolve-fallback-pools.js';
 import type { ScenarioFile, TimelineEventSpec } from './schema.js';
 import { declaresToolTime } from './tool-time.js';
 
@@ -28,6 +30,8 @@ export interface TimelineContext {
   gate: LoxilbGate | SmgGate;
   endpoints: readonly PoolEndpoint[];
   select: EndpointSelector;
+  /** `gate.fallback_pools` resolved; absent when the scenario declares none. */
+  fallbackPools?: readonly FallbackPool[];
 }
 
 /** The telemetry section with each outage's endpoint selector resolved. */
@@ -56,6 +60,7 @@ export function resolveTelemetry(s: ScenarioFile, ctx: TimelineContext, report: 
 /** The timeline in normal form, in the file's order. */
 export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: Reporter): TimelineEvent[] {
   const { duration_s: duration, gate, endpoints, select } = ctx;
+  const onPool = poolSelectors(ctx, report);
   const tenantIds = new Set((s.clients.tenants ?? []).map((t) => t.id).filter((id) => id !== undefined));
   let stored: RuleInput | undefined = gate.dialect === 'loxilb' ? gate.rule : undefined;
   let prevAt = 0;
@@ -104,7 +109,7 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
         return ev;
       case 'endpoint_down':
       case 'endpoint_up':
-        return { ...ev, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+        return { ...ev, endpoints: onPool(ev.pool, path)(ev.endpoints, [...path, 'endpoints']) };
       case 'flap': {
         const down = ev.down_s ?? ev.period_s / 2;
         if (down >= ev.period_s) {
@@ -115,11 +120,16 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
             `a number below period_s (${ev.period_s})`,
           );
         }
-        return { ...ev, down_s: down, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+        return {
+          ...ev,
+          down_s: down,
+          endpoints: onPool(ev.pool, path)(ev.endpoints, [...path, 'endpoints']),
+        };
       }
       case 'scrape_outage':
-      case 'engine_slowdown':
         return { ...ev, endpoints: select(ev.endpoints, [...path, 'endpoints']) };
+      case 'engine_slowdown':
+        return { ...ev, endpoints: onPool(ev.pool, path)(ev.endpoints, [...path, 'endpoints']) };
       case 'tool_slowdown':
         if (!declaresToolTime(s.clients)) {
           report(
@@ -168,6 +178,44 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
     }
   };
   return s.timeline.map(resolveEvent);
+}
+
+/**
+ * The selector an engine event's `pool` calls for: the main pool's without one, else that
+ * fallback pool's (indexes within it, its IP:port ids, its group names). An unknown name, or a
+ * `pool` in a scenario without `gate.fallback_pools`, is reported at the event's `pool`, and its
+ * endpoints then resolve to none.
+ */
+function poolSelectors(
+  ctx: TimelineContext,
+  report: Reporter,
+): (pool: string | undefined, path: Path) => EndpointSelector {
+  const byName = new Map(
+    (ctx.fallbackPools ?? []).map((p) => [p.name, endpointSelector(p, report, p.name)] as const),
+  );
+  const none: EndpointSelector = () => [];
+  return (pool, path) => {
+    if (pool === undefined) return ctx.select;
+    const sel = byName.get(pool);
+    if (sel !== undefined) return sel;
+    if (ctx.fallbackPools === undefined)
+      report(
+        [...path, 'pool'],
+        pool,
+        `${JSON.stringify(pool)} names a fallback pool, but the scenario declares none (gate.fallback_pools)`,
+        'gate.fallback_pools declaring this pool, or no pool (the main pool)',
+      );
+    else
+      report(
+        [...path, 'pool'],
+        pool,
+        `${JSON.stringify(pool)} is not a pool of gate.fallback_pools`,
+        byName.size === 0
+          ? 'a declared pool (none is)'
+          : `one of the declared pools: ${[...byName.keys()].join(', ')}`,
+      );
+    return none;
+  };
 }
 
 /**

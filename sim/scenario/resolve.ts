@@ -80,7 +80,11 @@ export interface SmgGate {
 
 type Timed<E extends TimelineEventSpec['event']> = Extract<TimelineEventSpec, { event: E }>;
 
-/** A timeline event with endpoint selectors resolved to pool indexes. */
+/**
+ * A timeline event with endpoint selectors resolved to pool indexes. With `pool` (a fallback
+ * pool of `fallbackPools`), `endpoints` are that pool's endpoints' `index` (run-wide: they count
+ * on from the main pool's last).
+ */
 export type TimelineEvent =
   | (Timed<'replace'> & {
       /** The full rule to POST: the stored rule's non-gate fields, these serviceArguments, the endpoints. */
@@ -159,11 +163,13 @@ export function resolveScenario(
   const pool = resolvePool(file, s, report, options);
   const { engines, endpoints } = pool;
   const gate = resolveGate(s, endpoints);
+  const fallback = resolveFallbackPools(file, s, endpoints.length, report, options);
   const ctx: TimelineContext = {
     duration_s: duration,
     gate,
     endpoints,
     select: endpointSelector(pool, report),
+    ...(s.gate.fallback_pools === undefined ? {} : { fallbackPools: fallback }),
   };
   const telemetry = resolveTelemetry(s, ctx, report);
   const timeline = resolveTimeline(s, ctx, report);
@@ -185,7 +191,6 @@ export function resolveScenario(
   };
   const policy = resolvePolicy(file, s, report, options.cwd ?? process.cwd());
   if (policy !== undefined) scenario.policy = policy;
-  const fallback = resolveFallbackPools(file, s, endpoints.length, report, options);
   if (fallback.length > 0) scenario.fallbackPools = fallback;
   checkClientModels(scenario, report);
   return scenario;

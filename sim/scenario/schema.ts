@@ -1103,6 +1103,18 @@ export const healthSchema = z
 
 const at = { at_s: nonNegative().describe('When, s from the start of the run.') };
 
+/** `pool` of an engine event: act on a fallback pool's engines instead of the main pool's. */
+const onPool = {
+  pool: z
+    .string()
+    .min(1)
+    .max(63)
+    .optional()
+    .describe(
+      "A fallback pool of gate.fallback_pools: the event acts on that pool's engines, and its endpoints resolve against that pool (indexes within it from 0, its IP:port ids, its engine group names). Default: the main pool.",
+    ),
+};
+
 export const timelineEventSchema = z
   .discriminatedUnion('event', [
     z
@@ -1121,15 +1133,16 @@ export const timelineEventSchema = z
       })
       .describe('PUT /netlox/v1/maintenance: drain enforcing pools, or restore admission.'),
     z
-      .strictObject({ event: z.literal('endpoint_down'), ...at, endpoints: selectors })
+      .strictObject({ event: z.literal('endpoint_down'), ...at, ...onPool, endpoints: selectors })
       .describe('Endpoints fail (probes and requests) until an endpoint_up.'),
     z
-      .strictObject({ event: z.literal('endpoint_up'), ...at, endpoints: selectors })
+      .strictObject({ event: z.literal('endpoint_up'), ...at, ...onPool, endpoints: selectors })
       .describe('Endpoints answer again; they return to service after the health threshold and warm up.'),
     z
       .strictObject({
         event: z.literal('flap'),
         ...at,
+        ...onPool,
         endpoints: selectors,
         period_s: positive(L.s).describe('One down-and-up cycle, s.'),
         down_s: positive(L.s)
@@ -1150,6 +1163,7 @@ export const timelineEventSchema = z
       .strictObject({
         event: z.literal('engine_slowdown'),
         ...at,
+        ...onPool,
         factor: z.number().min(1).max(1_000_000).describe('Step-time multiplier, >= 1.'),
         duration_s: positive(L.s).optional().describe('Length, s. Default: to the end.'),
         endpoints: selectors.optional().describe('Default all.'),
