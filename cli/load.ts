@@ -4,20 +4,23 @@
  * prints the summary in the simulator's format; with --out, also writes requests.csv,
  * timeseries.csv, summary.json and load.json (how well the schedule was kept, inter-token
  * latency, protocols, transport errors) and the report `sluice run --out` writes (`--no-report`: not). Exits 3 (the measurement is invalid) when the driver fell
- * behind: more than --max-late-share of its sends late by > 10 ms.
+ * behind: more than --max-late-share of its sends late by > 10 ms. A scenario with `gate.policy`
+ * needs --jwt-secret-file: every request then carries its policy envelope (a JWT of its tenant and
+ * class, the deadline and idempotency headers, its route; loadgen/driver/envelope.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { runLoad } from '../loadgen/driver/driver.js';
+import { type LoadEnvelope, TokenCache } from '../loadgen/driver/envelope.js';
 import { LATE_MS, lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
-import { prepareLoad } from '../loadgen/driver/scenario.js';
+import { type PreparedLoad, prepareLoad } from '../loadgen/driver/scenario.js';
 import { writeRunReport } from '../reports/run-report.js';
 import { FileSink, MemorySink, type RunSink } from '../sim/run/sinks.js';
 import { loadScenario } from '../sim/scenario/load.js';
 import { ProgressBar } from '../sweep/progress.js';
-import { EXIT_UNRESOLVED, intArg, reportError, shareArg } from './errors.js';
+import { EXIT_UNRESOLVED, intArg, reportError, shareArg, UsageError } from './errors.js';
 import { summaryText } from './summary-text.js';
 
 /** Parses a positive number flag value, naming the flag in the error. */
@@ -41,6 +44,46 @@ interface LoadFlags {
   graceS?: number;
   model?: string;
   maxLateShare?: number;
+  jwtSecretFile?: string;
+}
+
+/** Tokens stay valid this long past the run's end (and grace), s. */
+const TOKEN_MARGIN_S = 3600;
+
+/**
+ * The envelope a run of `prepared` sends: none without a policy; with one, the HS256 secret of
+ * `--jwt-secret-file` (read as the proxy reads its own, trimmed) is required.
+ * @throws UsageError naming the flag when the policy has no secret, or the secret no policy
+ */
+export function loadEnvelope(
+  prepared: Pick<PreparedLoad, 'policy' | 'endMs'>,
+  f: { jwtSecretFile?: string; graceS?: number },
+  nowS: number = Date.now() / 1000,
+): LoadEnvelope | undefined {
+  const policy = prepared.policy;
+  if (policy === undefined) {
+    if (f.jwtSecretFile !== undefined)
+      throw new UsageError(
+        '--jwt-secret-file: the scenario has no gate.policy, so there are no claims to sign (its requests carry its API keys)',
+      );
+    return undefined;
+  }
+  if (f.jwtSecretFile === undefined)
+    throw new UsageError(
+      `the scenario's policy ${policy.file} classes requests by their JWT claims: give --jwt-secret-file FILE (the proxy's HS256 secret), or the proxy would see every request in its default class with no tenant`,
+    );
+  let text: string;
+  try {
+    text = readFileSync(f.jwtSecretFile, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--jwt-secret-file ${f.jwtSecretFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const secret = Buffer.from(text.trim());
+  if (secret.length === 0) throw new UsageError(`--jwt-secret-file ${f.jwtSecretFile}: the file is empty`);
+  const validForS = prepared.endMs / 1000 + (f.graceS ?? 0) + TOKEN_MARGIN_S;
+  return { rules: policy.rules, tokens: new TokenCache(policy.rules, secret, nowS, validForS) };
 }
 
 export function loadCommand(): Command {
@@ -73,6 +116,10 @@ export function loadCommand(): Command {
       `exit 3 (the measurement is invalid) when more than this share of sends were late by > ${LATE_MS} ms (default ${MAX_LATE_SHARE})`,
       shareArg('--max-late-share'),
     )
+    .option(
+      '--jwt-secret-file <file>',
+      "HS256 secret (the proxy's --jwt-secret-file): a gate.policy scenario's requests carry a JWT of their tenant and class, required for such a scenario",
+    )
     .action(async (opts: LoadFlags) => {
       try {
         const scenario = await loadScenario(opts.scenario);
@@ -80,6 +127,7 @@ export function loadCommand(): Command {
           ...(opts.durationScale === undefined ? {} : { durationScale: opts.durationScale }),
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
         });
+        const envelope = loadEnvelope(prepared, opts);
         for (const w of prepared.warnings) process.stderr.write(`sluice load: note: ${w}\n`);
         if (opts.out) mkdirSync(opts.out, { recursive: true });
         const sink: RunSink = opts.out ? new FileSink(opts.out, []) : new MemorySink(false);
@@ -90,6 +138,7 @@ export function loadCommand(): Command {
           ...prepared,
           target: opts.target,
           sink,
+          ...(envelope === undefined ? {} : { envelope }),
           ...(opts.graceS === undefined ? {} : { graceMs: opts.graceS * 1000 }),
           ...(opts.model === undefined ? {} : { payload: { model: opts.model } }),
           onSecond: (t: number, n: number) => bar.update(t, totalS, `${n} in flight`),

@@ -3,8 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { signHs256 } from '../loadgen/driver/jwt-sign.js';
 import { authenticate, type CredentialOptions, loadApiKeys, loadJwtKeys } from './credentials.js';
-import { signHs256, verifyJwt } from './jwt.js';
+import { verifyJwt } from './jwt.js';
 
 const secret = Buffer.from('s3cret');
 const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -5,8 +5,9 @@
  * a leeway; a token without `exp` is refused unless allowed; the audience
  * and issuer are checked when configured. Verification is asynchronous
  * (WebCrypto); every failure resolves to a short reason, never a rejection.
+ * Tokens are signed on the client side, `loadgen/driver/jwt-sign.ts`.
  */
-import { createHmac, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { errors, type JWTHeaderParameters, type JWTVerifyOptions, jwtVerify } from 'jose';
 
 /** Keys and checks a JWT is verified with; at least one key must be set. */
@@ -95,12 +96,4 @@ export async function verifyJwt(
   } catch (err) {
     return { ok: false, why: failure(err) };
   }
-}
-
-/** Signs an HS256 token (for tests and tooling). */
-export function signHs256(claims: Record<string, unknown>, secret: Buffer | string): string {
-  const h = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
-  const p = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  const s = createHmac('sha256', secret).update(`${h}.${p}`).digest('base64url');
-  return `${h}.${p}.${s}`;
 }

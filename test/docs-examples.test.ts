@@ -56,5 +56,13 @@ describe('the guides and docs/examples', () => {
     const file = join(REPO_ROOT, 'scenarios', 'policies', 'worked-example.yaml');
     const policy = parsePolicy(readFileSync(file, 'utf8'), file);
     expect(policy.byName.has('batch')).toBe(true);
+    // The worked example behind the proxy: a rule taking JWTs, its own ceilings off as in the scenario.
+    const jwt = json('policy/worked-example-jwt.json') as typeof config;
+    const jwtRule = jwt.lbAttr[0]!;
+    expect(jwtRule.serviceArguments).toMatchObject({ api_key_auth: 'jwt', fc_mode: 'off' });
+    expect(guide).toContain(`--target http://127.0.0.1:${jwtRule.serviceArguments.port} `);
+    for (const e of jwtRule.endpoints) expect(guide).toContain(`sluice engine --port ${e.targetPort} `);
+    expect(policy.document.envelope.tenant_claim).toBe('sub');
+    expect(policy.document.envelope.class_claim).toBe('sluice_class');
   });
 });

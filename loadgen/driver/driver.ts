@@ -24,6 +24,7 @@ import { percentiles } from '../../sim/run/stats.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
 import { emptyStreamFacts } from '../shared/sse.js';
 import { type AttemptHandle, type AttemptResult, startAttempt } from './attempt.js';
+import { type LoadEnvelope, withEnvelope } from './envelope.js';
 import { LagMeter, type ScheduleReport } from './lag.js';
 import { paceSchedule, tickSeconds } from './pacer.js';
 import { LoadTally } from './tally.js';
@@ -61,6 +62,12 @@ export interface LoadOptions {
    * which the scenario keeps uncompressed) and are divided by it. @default 1
    */
   engineTimeScale?: number;
+  /**
+   * The scenario's policy envelope to send (envelope.ts): each request's JWT of its tenant and
+   * class, deadline and idempotency headers and route. Undefined: the requests are built as
+   * without a policy, byte for byte.
+   */
+  envelope?: LoadEnvelope;
 }
 
 /** The outputs of a run. */
@@ -145,7 +152,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       tally.record(d, failedResult(now, 'driver_overload'), false);
       return;
     }
-    const spec = buildRequest(
+    const built = buildRequest(
       {
         tenant: d.tenant,
         promptTokens: d.promptTokens,
@@ -157,6 +164,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       o.setup.apiKeys,
       o.payload,
     );
+    const spec = o.envelope === undefined ? built : withEnvelope(built, d, clock(), o.envelope);
     const h = startAttempt(transport, spec, d.protocol, d.stream, d.deadlineMs, clock);
     live.add(h);
     void h.done.then((r) => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proxyNodeFlags, SEMI_SPACE_MB } from '../../cli/proxy-node-flags.js';
-import { signHs256 } from '../jwt.js';
+import { signHs256 } from '../../loadgen/driver/jwt-sign.js';
 import { rawRequest } from './abuse/raw.js';
 import {
   admin,

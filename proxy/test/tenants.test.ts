@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { signHs256 } from '../../loadgen/driver/jwt-sign.js';
 import { JsonlDecisionLog } from '../decision-log.js';
-import { signHs256 } from '../jwt.js';
 import type { LoxiProxy } from '../proxy.js';
 import {
   addRule,

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { signHs256 } from '../../jwt.js';
+import { signHs256 } from '../../../loadgen/driver/jwt-sign.js';
 import type { LoxiProxy } from '../../proxy.js';
 import { addRule, expectSettled, freePort, infer, rule, startProxy, TestBackend } from '../helpers.js';
 

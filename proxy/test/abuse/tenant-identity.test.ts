@@ -6,8 +6,8 @@
  * and ignored.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { signHs256 } from '../../../loadgen/driver/jwt-sign.js';
 import type { DecisionRecord } from '../../decision-log.js';
-import { signHs256 } from '../../jwt.js';
 import type { LoxiProxy } from '../../proxy.js';
 import {
   addRule,

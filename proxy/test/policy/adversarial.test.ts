@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { signHs256 } from '../../jwt.js';
+import { signHs256 } from '../../../loadgen/driver/jwt-sign.js';
 import { LoxiProxy } from '../../proxy.js';
 import { addRule, admin, freePort, infer, metricSum, rule, startProxy, until } from '../helpers.js';
 import { chat, PROXY_TEST_POLICY, RecordingBackend } from './policy-helpers.js';
