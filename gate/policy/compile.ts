@@ -44,6 +44,8 @@ export interface Policy {
     readonly tenants: ReadonlySet<string>;
   };
   readonly serviceRateWindowMs: number;
+  /** Recovery ends once at most this many requests wait in the class queues and none is deferred. */
+  readonly recoveryQueueDepth: number;
   /** The estimator's feedback rule, when enabled (per class, from reconciled requests). */
   readonly estimatorFeedback?: {
     readonly alpha: number;
@@ -119,6 +121,7 @@ export function compilePolicy(doc: PolicyDocument): Policy {
         }
       : {}),
     serviceRateWindowMs: doc.service_rate_window_ms,
+    recoveryQueueDepth: doc.recovery.queue_depth,
     ...(doc.estimator.feedback?.enabled
       ? {
           estimatorFeedback: Object.freeze({

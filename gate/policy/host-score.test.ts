@@ -137,6 +137,48 @@ describe('policy scorecard', () => {
     });
   });
 
+  it("ends recovery at the policy's recovery.queue_depth: with 1, one waiter left still counts as recovered", () => {
+    const text = (depth: number) => `version: 1
+capacity_seats: 1
+recovery: { queue_depth: ${depth} }
+classes:
+  c:
+    priority: 10
+    guaranteed_seats: 1
+    queue: { max_count: 4, max_age_ms: 60000, max_cost_seats: 4 }
+    deadline: { default_ms: 60000 }
+envelope: { default_class: c }
+`;
+    let healthy = true;
+    const { gate, clock, admit } = gateOf(parsePolicy(text(1), 'r.yaml'), () => ({ healthy }));
+    const held = admit('x');
+    healthy = false;
+    expect(gate.submit(env('c', 'q', clock.now()), 'q').kind).toBe('queue');
+    expect(gate.submit(env('c', 'r', clock.now()), 'r').kind).toBe('queue');
+    clock.advance(1000);
+    healthy = true;
+    gate.pump();
+    // Two wait: above the threshold of 1.
+    expect(gate.snapshot().recovery).toMatchObject({ state: 'recovering', queue_depth_threshold: 1 });
+    clock.advance(400);
+    gate.release(held); // one of the two is dispatched, one waits: at the threshold
+    expect(gate.snapshot().recovery).toMatchObject({ state: 'healthy', recoveries: 1, last_ms: 400 });
+    // A swap brings the new policy's threshold.
+    gate.swap(parsePolicy(text(3), 'r3.yaml'));
+    expect(gate.snapshot().recovery.queue_depth_threshold).toBe(3);
+  });
+
+  it('refuses a recovery.queue_depth that is not a whole number of at least 0, naming the field', () => {
+    const bad = (v: string) => () =>
+      parsePolicy(
+        `version: 1\ncapacity_seats: 1\nrecovery: { queue_depth: ${v} }\nclasses:\n  c: { priority: 1, guaranteed_seats: 1, queue: { max_count: 0, max_age_ms: 0, max_cost_seats: 0 }, deadline: { default_ms: 1000 } }\nenvelope: { default_class: c }\n`,
+        'bad.yaml',
+      );
+    expect(bad('-1')).toThrow(/bad\.yaml:3:\d+: recovery\.queue_depth/);
+    expect(bad('1.5')).toThrow(/recovery\.queue_depth/);
+    expect(bad('"x"')).toThrow(/recovery\.queue_depth/);
+  });
+
   it('counts retry amplification as attempts per intent, and duplicates', () => {
     const { gate, clock, admit } = gateOf();
     const held = admit('x');

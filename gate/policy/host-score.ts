@@ -180,7 +180,8 @@ export interface CompletionReport {
 /** The host's scorecard. */
 export class HostScore {
   readonly #clock: Clock;
-  readonly #recoveryDepth: number;
+  /** The policy in force's `recovery.queue_depth` (a swap brings its own). */
+  #recoveryDepth = 0;
   readonly #classes = new Map<string, ClassAcc>();
   /** By class index of the core in force (see {@link bind}). */
   #byIndex: ClassAcc[] = [];
@@ -196,15 +197,13 @@ export class HostScore {
   #lastRecovery: number | null = null;
   #maxRecovery: number | null = null;
 
-  constructor(clock: Clock, recoveryQueueDepth: number) {
-    if (!(recoveryQueueDepth >= 0) || !Number.isSafeInteger(recoveryQueueDepth))
-      throw new RangeError(`recoveryQueueDepth: ${recoveryQueueDepth} must be a whole number of at least 0`);
+  constructor(clock: Clock) {
     this.#clock = clock;
-    this.#recoveryDepth = recoveryQueueDepth;
   }
 
   /** Binds the class accumulators to the indices of `core` (at start and after each swap). */
   bind(core: PolicyCore): void {
+    this.#recoveryDepth = core.policy.recoveryQueueDepth;
     this.#byIndex = core.policy.classes.map((c) => this.#c(c.name));
   }
 

@@ -110,8 +110,6 @@ export interface PolicyGateOptions<C> {
   readonly deferId?: () => string;
   /** Period of the drain loop while items wait in the store, ms (default 100). */
   readonly drainPeriodMs?: number;
-  /** Recovery ends once requests waiting in the queues are at most this many and no deferred item waits (default 0). */
-  readonly recoveryQueueDepth?: number;
 }
 
 /** What a policy swap carried over. */

@@ -77,7 +77,7 @@ export class PolicyGate<C> {
     this.#lines = o.policy.classes.map(() => new ClassLine<C>());
     this.#order = priorityOrder(o.policy.classes);
     this.#timer = o.clock.timer(() => this.#expireDue());
-    this.score = new HostScore(o.clock, o.recoveryQueueDepth ?? 0);
+    this.score = new HostScore(o.clock);
     this.score.bind(this.#core);
     const gate = this;
     this.#drain = new DeferDrain<C>({

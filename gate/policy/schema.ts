@@ -162,6 +162,16 @@ export const policyFileSchema = z
       seats_per_tool_call: 0,
       min_seats: 1,
     }),
+    recovery: z
+      .strictObject({
+        queue_depth: int(0, 1_000_000)
+          .default(0)
+          .describe(
+            'Recovery (in the scorecard) ends once at most this many requests wait in the class queues and no deferred item waits.',
+          ),
+      })
+      .default({ queue_depth: 0 })
+      .describe('When the scorecard counts an unhealthy period as recovered.'),
     service_rate_window_ms: int(100, MAX_MS)
       .default(10_000)
       .describe("Window of a queue's recent service rate, used for expected waits."),
