@@ -1,5 +1,5 @@
 /**
- * Timeline events on a fallback pool's engines (`pool: NAME` on endpoint_down, endpoint_up, flap,
+ * Timeline events on a fallback pool's engines (`pool: NAME` on endpoint_down, endpoint_up, flap, capacity_loss,
  * engine_slowdown): the pool's only engine going down mid-overload takes the pool out of
  * `availablePools` (gate/policy/pool-availability.ts), so the policy takes its next degrade
  * option or its next disposition (decide.ts) until endpoint_up; the requests on the engine at the
@@ -223,6 +223,33 @@ describe('validation of an event pool', () => {
     ]);
     expect(got[0]?.message).toContain('1 is not an endpoint index (fallback pool small has 1)');
     expect(got[1]?.message).toContain('nor an engine group of fallback pool small');
+  });
+
+  it('loses a share of the pool with capacity_loss pool: the last of its engines, not the main pool', async () => {
+    const two = `  fallback_pools:\n    small:\n      engines: [{ profile: llama-3.1-8b-h100, count: 2, max_num_seqs: 16 }]\n`;
+    const tl = 'timeline:\n  - { at_s: 15, event: capacity_loss, pool: small, share: 0.5, duration_s: 10 }\n';
+    const sc = await loadScenario(join(write(SCENARIO(tl, two), POLICY(POOL_FIRST)), 's.yaml'));
+    // The pool's engines are run-wide 2 and 3; half of them is the last one, 3.
+    expect(sc.fallbackPools?.[0]?.endpoints.map((e) => e.index)).toEqual([2, 3]);
+    expect(sc.timeline.map((e) => ('endpoints' in e ? e.endpoints : []))).toEqual([[3]]);
+    const { s, recs } = await run(SCENARIO(tl, two), POLICY(POOL_FIRST));
+    expect(s.conservation_ok).toBe(true);
+    // One engine of the pool stays up: the pool stays available, degrades go on during the loss...
+    expect(recs.filter((r) => sentIn(r, 15_000, 25_000) && r.reason === 'pool_small').length).toBeGreaterThan(
+      10,
+    );
+    // ...to the engine left, while the lost one runs nothing.
+    const lostId = sc.fallbackPools?.[0]?.endpoints[1]?.id;
+    for (const r of recs)
+      if (r.endpoint === lostId && r.outcome === 'completed')
+        expect(r.sent_ms + Number(r.e2e_ms) <= 15_000 || r.sent_ms >= 25_000).toBe(true);
+    // The main pool lost nothing.
+    expect(recs.filter((r) => !r.reason?.startsWith('pool_') && r.outcome === 'failed')).toEqual([]);
+  });
+
+  it('refuses capacity_loss pool naming no declared pool', async () => {
+    const got = await issues('timeline:\n  - { at_s: 5, event: capacity_loss, pool: big, share: 0.5 }\n');
+    expect(got.map((i) => i.path)).toEqual(['timeline[0].pool']);
   });
 
   it('still refuses pool on an event that takes none (scrape_outage)', async () => {

@@ -9,7 +9,7 @@
  * policy holds no seats for it (decide.ts). Its engines queue what they cannot run, as vLLM does.
  * Which pools are available is the proxy's rule (gate/policy/pool-availability.ts): at least one
  * usable endpoint, none during maintenance. An endpoint is usable while its engine is up: the
- * timeline's engine events with `pool` (endpoint_down, endpoint_up, flap, engine_slowdown) act on
+ * timeline's engine events with `pool` (endpoint_down, endpoint_up, flap, engine_slowdown, capacity_loss) act on
  * a pool's engines (sim/run/world.ts), and {@link FallbackPools.engineChanged} then recomputes
  * which pools are available. The requests are not fed to the main pool's circuit breaker, scrapes
  * or per-second rows (none of them is the main rule's).

@@ -237,10 +237,12 @@ export function scheduleTimeline(
           });
         }
         break;
-      case 'capacity_loss':
-        sim.schedule(at, () => e.endpoints.forEach(down));
-        if (e.duration_s !== undefined) sim.schedule(at + e.duration_s * 1000, () => e.endpoints.forEach(up));
+      case 'capacity_loss': {
+        const [d, u] = e.pool === undefined ? [down, up] : [poolDown, poolUp];
+        sim.schedule(at, () => e.endpoints.forEach(d));
+        if (e.duration_s !== undefined) sim.schedule(at + e.duration_s * 1000, () => e.endpoints.forEach(u));
         break;
+      }
       case 'defer_store_outage':
         // Resolved only with gate.policy, so there is a store to fail.
         sim.schedule(at, () => deferStore?.startOutage());

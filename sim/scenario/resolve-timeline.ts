@@ -141,8 +141,14 @@ export function resolveTimeline(s: ScenarioFile, ctx: TimelineContext, report: R
         }
         return ev;
       case 'capacity_loss': {
-        const k = Math.min(endpoints.length, Math.max(1, Math.round(ev.share * endpoints.length)));
-        return { ...ev, endpoints: endpoints.slice(endpoints.length - k).map((e) => e.index) };
+        // The pool's endpoints in pool order (the main pool's, or the named fallback pool's).
+        const all =
+          ev.pool === undefined
+            ? endpoints.map((e) => e.index)
+            : onPool(ev.pool, path)(undefined, [...path, 'pool']);
+        if (all.length === 0) return { ...ev, endpoints: [] };
+        const k = Math.min(all.length, Math.max(1, Math.round(ev.share * all.length)));
+        return { ...ev, endpoints: all.slice(all.length - k) };
       }
       case 'defer_store_outage':
         if (s.gate.policy === undefined) {

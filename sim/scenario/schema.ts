@@ -1183,6 +1183,7 @@ export const timelineEventSchema = z
       .strictObject({
         event: z.literal('capacity_loss'),
         ...at,
+        ...onPool,
         share: z
           .number()
           .positive()
