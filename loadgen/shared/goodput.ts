@@ -6,8 +6,9 @@
  * the full output (max_tokens generated, or `finish_reason: length`), its first token came within
  * the TTFT objective of the logical request's first send, and it finished by the client's deadline.
  *
- * Outcomes use the simulator's words: refusals (429; 503 from the gate) are `shed`, a queue timeout
- * (504 `admission_queue_timeout`, or SMG's 503 of that code) is `timed_out`, a drain of waiters is
+ * Outcomes use the simulator's words: refusals (429; 503 from the gate; a policy reject of any
+ * status) are `shed`, a queue timeout (504 `admission_queue_timeout`, or SMG's 503 of that code;
+ * a policy queue's or defer store's wait that ran out) is `timed_out`, a drain of waiters is
  * `drained`, the client's own abort at its deadline is `cancelled`, anything else that is not a
  * whole answer (transport errors, other statuses, a stream cut short) is `failed`. Pure.
  */
@@ -46,10 +47,30 @@ export interface Verdict {
   good: boolean;
 }
 
-/** Refusal codes the gate (and SMG) answer with, by the outcome they mean. */
-const TIMEOUT_ERRORS = new Set(['admission_queue_timeout']);
-const DRAIN_ERRORS = new Set(['admission_drained']);
+/**
+ * Refusal codes the gate (and SMG) answer with, by the outcome they mean; and the policy layer's
+ * (`sluice proxy --policy`, proxy/policy/http-mapping.ts), mapped as the simulator records them
+ * (sim/run/policy-admission.ts): a reject is `shed` whatever its status (429, 503, 504, 409), a
+ * wait in the class queue or the defer store that ran out is `timed_out`, a queue closed under
+ * it (a swap removed the class, the proxy stopping) is `drained`.
+ */
+const TIMEOUT_ERRORS = new Set([
+  'admission_queue_timeout',
+  'policy_queue_deadline',
+  'policy_queue_max_age',
+  'defer_expired',
+]);
+const DRAIN_ERRORS = new Set(['admission_drained', 'policy_queue_class_removed', 'policy_queue_closed']);
 const SHED_503_ERRORS = new Set(['admission_no_capacity', 'gateway_draining']);
+const POLICY_REJECTS = new Set([
+  'policy_tenant_quota',
+  'policy_retry_budget',
+  'policy_class_capacity',
+  'policy_queue_full',
+  'policy_dependency_open',
+  'policy_deadline_impossible',
+  'policy_duplicate_intent',
+]);
 
 /** The whole output arrived: as many tokens as asked, or the engine said it stopped at the length. */
 export function fullOutput(
@@ -69,6 +90,7 @@ export function attemptOutcome(o: AttemptObservation): Verdict['outcome'] {
   }
   if (TIMEOUT_ERRORS.has(o.error) && (s === 504 || s === 503)) return 'timed_out';
   if (DRAIN_ERRORS.has(o.error)) return 'drained';
+  if (POLICY_REJECTS.has(o.error)) return 'shed';
   if (s === 429) return 'shed';
   if (s === 503 && SHED_503_ERRORS.has(o.error)) return 'shed';
   return 'failed';

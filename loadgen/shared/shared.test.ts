@@ -167,6 +167,18 @@ describe('goodput', () => {
     [{ status: 503, error: 'admission_queue_timeout' }, 'timed_out', false],
     [{ status: 502 }, 'failed', false],
     [{ status: 0 }, 'failed', false],
+    // The policy layer's answers, as the simulator records them: a reject is shed at any status,
+    // a wait that ran out is timed_out, a queue closed under a waiter is drained.
+    [{ status: 429, error: 'policy_tenant_quota' }, 'shed', false],
+    [{ status: 503, error: 'policy_class_capacity' }, 'shed', false],
+    [{ status: 503, error: 'policy_dependency_open' }, 'shed', false],
+    [{ status: 504, error: 'policy_deadline_impossible' }, 'shed', false],
+    [{ status: 409, error: 'policy_duplicate_intent' }, 'shed', false],
+    [{ status: 504, error: 'policy_queue_max_age' }, 'timed_out', false],
+    [{ status: 504, error: 'policy_queue_deadline' }, 'timed_out', false],
+    [{ status: 504, error: 'defer_expired' }, 'timed_out', false],
+    [{ status: 503, error: 'policy_queue_closed' }, 'drained', false],
+    [{ status: 503, error: 'policy_something_new' }, 'failed', false],
   ] as [Partial<AttemptObservation>, string, boolean][])('%j is %s (good %s)', (o, outcome, good) => {
     expect(classifyAttempt({ ...base, ...o })).toEqual({ outcome, good });
   });
