@@ -6,7 +6,7 @@
  * then show every request in its client's class and tenant, with the deadline taken from the
  * header and the intent key sent. Without the flag, the command exits 2 naming it.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -167,6 +167,115 @@ describe('sluice load of a policy scenario behind sluice proxy --policy', () => 
       expect(p).toMatchObject({ deadline_source: 'header', idempotency_key: null });
       expect(p.deadline_ms as number).toBeGreaterThan(59_000);
     }
+  }, 60_000);
+
+  it('follows deferred answers (202 + Location) to their end: drained ones complete, expired ones time out', async () => {
+    // One batch seat: a case holds it about a second (200 tokens), so the rest are deferred and
+    // drained one by one; eval-rush's cases may wait 1.5 s only, so some of theirs expire.
+    const policy = `version: 1
+capacity_seats: 4
+estimator: { prompt_tokens_per_seat: 1000000, output_tokens_per_seat: 1000, min_seats: 1, max_seats: 1 }
+classes:
+  interactive:
+    priority: 100
+    guaranteed_seats: 3
+    queue: { max_count: 0, max_age_ms: 0, max_cost_seats: 0 }
+    deadline: { default_ms: 8000 }
+  batch:
+    priority: 10
+    guaranteed_seats: 1
+    tenant_max_share_pct: 100
+    queue: { max_count: 0, max_age_ms: 0, max_cost_seats: 0 }
+    deadline: { default_ms: 600000, client_may_shorten: true }
+    defer: { enabled: true, max_backlog: 100, drain_per_s: 50 }
+envelope:
+  class_claim: sluice_class
+  default_class: interactive
+  client_header: { deadline_ms: x-sluice-deadline-ms }
+`;
+    const scenario = `name: load-defer-test
+seed: 3
+duration_s: 2
+warmup_s: 0
+gate:
+  policy: policy.yaml
+  rule:
+    serviceArguments: { externalIP: 192.0.2.10, port: 8080, protocol: tcp, mode: 4, sse_mode: true, fc_mode: "off" }
+engines:
+  - profile: llama-3.1-8b-h100
+    count: 1
+clients:
+  retry: { kind: none }
+  prompt_tokens: { kind: fixed, value: 32 }
+  output_tokens: { kind: fixed, value: 200 }
+  tenants:
+    - id: eval-lab
+      arrival: { kind: constant, rate_per_sec: 2 }
+      envelope: { class: batch, deadline_ms: 60000, idempotency: none }
+    - id: eval-rush
+      arrival: { kind: constant, rate_per_sec: 2, start_ms: 100 }
+      envelope: { class: batch, deadline_ms: 1500, idempotency: none }
+`;
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-load-defer-'));
+    writeFileSync(join(dir, 'policy.yaml'), policy);
+    writeFileSync(join(dir, 'scenario.yaml'), scenario);
+    writeFileSync(join(dir, 'secret'), `${SECRET}\n`);
+    const emu = await startEmulator({ profile: 'llama-3.1-8b-h100' });
+    const proxy = await startProxy({
+      policy: { text: policy, fileName: 'policy.yaml', deferDb: join(dir, 'defer.db'), drainPeriodMs: 20 },
+      credentials: { jwt: { hsSecret: Buffer.from(SECRET) }, tenantClaim: 'sub' },
+    });
+    cleanups.push(async () => {
+      await proxy.close();
+      await emu.close();
+    });
+    const port = await freePort();
+    await addRule(
+      proxy,
+      rule(port, { fc_mode: 'off' }, [{ port: Number(new URL(emu.url).port) }], { api_key_auth: 'jwt' }),
+    );
+    const out = join(dir, 'out');
+    const r = await load([
+      '--target',
+      `http://127.0.0.1:${port}`,
+      '--scenario',
+      join(dir, 'scenario.yaml'),
+      '--jwt-secret-file',
+      join(dir, 'secret'),
+      '--grace-s',
+      '15',
+      '--out',
+      out,
+      '--no-report',
+    ]);
+    expect(r.err).not.toContain('error');
+    const m = await admin(proxy.adminPort, 'GET', '/metrics');
+    const deferredByProxy = metricSum(
+      m.body,
+      'sluice_policy_dispositions_total',
+      (l) => l.includes('class="batch"') && l.includes('disposition="defer"'),
+    );
+    expect(deferredByProxy).toBeGreaterThanOrEqual(2);
+    const followed = (
+      JSON.parse(readFileSync(join(out, 'load.json'), 'utf8')) as { deferred_followed: number }
+    ).deferred_followed;
+    expect(followed).toBe(deferredByProxy);
+    expect(r.out).toContain(`deferred      ${followed} answered 202`);
+    const lines = readFileSync(join(out, 'requests.csv'), 'utf8').trim().split('\n');
+    const cols = lines[0]!.split(',');
+    const rows = lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])));
+    const of = (t: string) => rows.filter((x) => x.tenant === t);
+    expect(of('eval-lab')).toHaveLength(4);
+    expect(of('eval-rush')).toHaveLength(4);
+    // The patient tenant's cases all complete, the deferred ones after their drain.
+    for (const x of of('eval-lab')) expect([x.outcome, x.generated_tokens]).toEqual(['completed', '200']);
+    // The hasty tenant's deferred cases expire in the store: timed out (defer_expired), never an
+    // unexplained failure. One sent straight through may be cut at the deadline the proxy
+    // propagates to the backend (504 backend_timeout).
+    const rush = of('eval-rush').map((x) => `${x.outcome}:${x.error}`);
+    for (const x of rush)
+      expect(['completed:', 'timed_out:defer_expired', 'failed:backend_timeout']).toContain(x);
+    expect(rush.filter((x) => x === 'timed_out:defer_expired').length).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it('exits 2 naming --jwt-secret-file when the scenario has a policy and the flag is missing', async () => {

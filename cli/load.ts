@@ -151,6 +151,7 @@ export function loadCommand(): Command {
           itl_ms: result.itl_ms,
           protocols: result.protocols,
           transport_errors: result.transport_errors,
+          deferred_followed: result.deferred_followed,
           warnings: prepared.warnings,
         };
         const late = lateness(result.schedule, opts.maxLateShare);
@@ -175,7 +176,10 @@ export function loadCommand(): Command {
         process.stdout.write(summaryText(result.summary));
         process.stdout.write(
           `schedule      ${s.sends} sends, ${s.late_sends} late by > 10 ms (lag p50 ${s.lag_p50_ms} p99 ${s.lag_p99_ms} max ${s.lag_max_ms} ms)${s.kept_schedule ? '' : ': the driver could not keep the schedule'}\n` +
-            `protocols     HTTP/1.1 ${result.protocols.http1}, HTTP/2 ${result.protocols.h2}\n`,
+            `protocols     HTTP/1.1 ${result.protocols.http1}, HTTP/2 ${result.protocols.h2}\n` +
+            (envelope === undefined
+              ? ''
+              : `deferred      ${result.deferred_followed} answered 202 and followed to their status URL\n`),
         );
         if (opts.out)
           process.stdout.write(`outputs in ${opts.out}${report ? `; report ${report.html}` : ''}\n`);

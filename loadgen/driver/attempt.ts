@@ -31,6 +31,8 @@ export interface AttemptResult {
   gauges: AdmissionGauges;
   /** Transport error text, '' when none. */
   error: string;
+  /** The body text of a non-streamed answer or a refusal (at most 1 MiB); absent for a stream. */
+  body?: string;
 }
 
 /** A running attempt: its result, and a way to stop it when the run ends. */
@@ -95,6 +97,7 @@ export function startAttempt(
       refusal: status >= 400 ? parseRefusal(body, headers, Date.now()) : undefined,
       gauges: admissionGauges(headers),
       error,
+      ...(sse === null ? { body } : {}),
     });
   };
   if (deadlineAtMs !== undefined && clock() >= deadlineAtMs) {

@@ -24,6 +24,7 @@ import { percentiles } from '../../sim/run/stats.js';
 import { buildRequest, type PayloadOptions } from '../shared/payload.js';
 import { emptyStreamFacts } from '../shared/sse.js';
 import { type AttemptHandle, type AttemptResult, startAttempt } from './attempt.js';
+import { DEFER_POLL_MS, deferredLocation, followDeferred } from './deferred.js';
 import { type LoadEnvelope, withEnvelope } from './envelope.js';
 import { LagMeter, type ScheduleReport } from './lag.js';
 import { paceSchedule, tickSeconds } from './pacer.js';
@@ -68,6 +69,11 @@ export interface LoadOptions {
    * without a policy, byte for byte.
    */
   envelope?: LoadEnvelope;
+  /**
+   * Between two polls of a deferred request's status URL, ms (with an envelope only: a 202 with
+   * a `Location` is followed to its end, deferred.ts). @default 500
+   */
+  deferPollMs?: number;
 }
 
 /** The outputs of a run. */
@@ -80,6 +86,8 @@ export interface LoadResult {
   protocols: { http1: number; h2: number };
   /** Transport errors by message. */
   transport_errors: Record<string, number>;
+  /** Deferred answers (202 + Location) the driver followed to their status URL's end. */
+  deferred_followed: number;
 }
 
 /**
@@ -112,12 +120,15 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const protocols = { http1: 0, h2: 0 };
   let overload = 0;
   let sends = 0;
+  let deferred = 0;
 
   const t0 = performance.now() + (o.startDelayMs ?? 50);
   const clock = (): number => performance.now() - t0;
   const live = new Set<AttemptHandle>();
   const retryTimers = new Set<NodeJS.Timeout>();
   let stopped = false;
+  /** Every attempt in flight is being stopped: a 202 now is recorded in_system, not followed. */
+  let closing = false;
 
   const retryAfter = (d: RequestDescriptor, r: AttemptResult, outcome: string): void => {
     if (stopped || outcome === 'completed' || outcome === 'cancelled' || outcome === 'in_system') return;
@@ -169,6 +180,33 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     live.add(h);
     void h.done.then((r) => {
       live.delete(h);
+      // A deferred answer (202 + Location) is not the end: follow it, as its client would.
+      const location = o.envelope !== undefined && d.inference ? deferredLocation(r) : undefined;
+      if (location !== undefined && closing) {
+        // The run is over: the item may still be done later, but not within this run.
+        tally.record(d, r, true);
+        return;
+      }
+      if (location !== undefined) {
+        const f = followDeferred(
+          transport,
+          r,
+          location,
+          spec,
+          d.protocol,
+          d.deadlineMs,
+          clock,
+          o.deferPollMs ?? DEFER_POLL_MS,
+        );
+        live.add(f);
+        deferred++;
+        void f.done.then((fr) => {
+          live.delete(f);
+          const outcome = tally.record(d, fr, fr.end === 'stopped');
+          retryAfter(d, fr, outcome);
+        });
+        return;
+      }
       const outcome = tally.record(d, r, r.end === 'stopped');
       retryAfter(d, r, outcome);
     });
@@ -204,6 +242,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       const deadline = clock() + grace;
       while (live.size > 0 && clock() < deadline) await sleepUntil(Math.min(deadline, clock() + 20));
     }
+    closing = true;
     const pending = [...live].map((h) => h.done);
     for (const h of [...live]) h.stop();
     await Promise.all(pending);
@@ -238,6 +277,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     itl_ms: percentiles(tally.itl),
     protocols,
     transport_errors: tally.transportErrors,
+    deferred_followed: deferred,
   };
 }
 
