@@ -81,7 +81,11 @@ import type { Attempt, Lifecycle, PolicyHooks, PolicyVerdict } from './requests.
 /** The path a client without a route sends to. */
 export const DEFAULT_ROUTE = '/v1/chat/completions';
 
-/** HTTP status of a policy reject, by reason (RFC 6585's 429 for a caller's quota; 503 for the service's capacity). */
+/**
+ * HTTP status of a policy reject, by reason, as the proxy answers it (proxy/policy/http-mapping.ts):
+ * RFC 6585's 429 for a caller's quota; 503 for the service's capacity; 504 for a deadline that
+ * cannot be met; 409 for a duplicate intent.
+ */
 export const REJECT_STATUS: Readonly<Record<PolicyRejectReason, number>> = {
   tenant_quota: 429,
   retry_budget: 429,
@@ -89,7 +93,7 @@ export const REJECT_STATUS: Readonly<Record<PolicyRejectReason, number>> = {
   class_capacity: 503,
   queue_full: 503,
   dependency_open: 503,
-  deadline_impossible: 503,
+  deadline_impossible: 504,
 };
 
 /** What the run's policy made of the deferred work, beside the host's own scorecard. */
@@ -405,8 +409,9 @@ const UNHEALTHY: Conditions = Object.freeze({ healthy: false });
 
 const GO: PolicyVerdict = Object.freeze({ kind: 'go' });
 const HELD: PolicyVerdict = Object.freeze({ kind: 'held' });
+// 504 as behind the proxy (its policy_queue_deadline / policy_queue_max_age).
 const EXPIRED_VIEW: ClientView = Object.freeze({
-  status: 503,
+  status: 504,
   error: 'queue_expired',
   retryAfterS: undefined,
 });
