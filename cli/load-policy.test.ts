@@ -69,10 +69,14 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
-function files(): { scenario: string; secret: string } {
+/** The files of a run; `h2`: every request over HTTP/2 (h2c), else HTTP/1.1. */
+function files(h2 = false): { scenario: string; secret: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-load-policy-'));
   writeFileSync(join(dir, 'policy.yaml'), POLICY);
-  writeFileSync(join(dir, 'scenario.yaml'), SCENARIO);
+  writeFileSync(
+    join(dir, 'scenario.yaml'),
+    h2 ? SCENARIO.replace('clients:\n', 'clients:\n  h2_share: 1\n') : SCENARIO,
+  );
   writeFileSync(join(dir, 'secret'), `${SECRET}\n`);
   return { scenario: join(dir, 'scenario.yaml'), secret: join(dir, 'secret') };
 }
@@ -101,73 +105,82 @@ async function load(args: string[]): Promise<{ code: number | undefined; out: st
 }
 
 describe('sluice load of a policy scenario behind sluice proxy --policy', () => {
-  it('sends each client in its class and tenant, with its deadline and intent key', async () => {
-    const f = files();
-    const emu = await startEmulator({ profile: 'llama-3.1-8b-h100' });
-    const records: DecisionRecord[] = [];
-    const proxy = await startProxy({
-      policy: { text: POLICY, fileName: 'policy.yaml' },
-      credentials: { jwt: { hsSecret: Buffer.from(SECRET) }, tenantClaim: 'sub' },
-      decisionLog: { write: (r) => records.push(r), close: async () => {}, dropped: 0 },
-    });
-    cleanups.push(async () => {
-      await proxy.close();
-      await emu.close();
-    });
-    const port = await freePort();
-    await addRule(
-      proxy,
-      rule(port, { fc_mode: 'off' }, [{ port: Number(new URL(emu.url).port) }], { api_key_auth: 'jwt' }),
-    );
-    const r = await load([
-      '--target',
-      `http://127.0.0.1:${port}`,
-      '--scenario',
-      f.scenario,
-      '--jwt-secret-file',
-      f.secret,
-      '--grace-s',
-      '3',
-      '--json',
-    ]);
-    expect(r.err).not.toContain('error');
-    const summary = JSON.parse(r.out) as { attempts: number; outcomes: Record<string, number> };
-    // 5/s and 3/s for 2 s.
-    expect(summary.attempts).toBe(16);
-    expect(summary.outcomes.completed).toBe(16);
-
-    const m = await admin(proxy.adminPort, 'GET', '/metrics');
-    const admitted = (cls: string) =>
-      metricSum(
-        m.body,
-        'sluice_policy_dispositions_total',
-        (l) => l.includes(`class="${cls}"`) && l.includes('disposition="admit"'),
+  it.each([
+    ['HTTP/1.1', false],
+    ['HTTP/2', true],
+  ])(
+    'sends each client in its class and tenant, with its deadline and intent key (%s)',
+    async (_, h2) => {
+      const f = files(h2);
+      const emu = await startEmulator({ profile: 'llama-3.1-8b-h100' });
+      const records: DecisionRecord[] = [];
+      const proxy = await startProxy({
+        policy: { text: POLICY, fileName: 'policy.yaml' },
+        credentials: { jwt: { hsSecret: Buffer.from(SECRET) }, tenantClaim: 'sub' },
+        decisionLog: { write: (r) => records.push(r), close: async () => {}, dropped: 0 },
+      });
+      cleanups.push(async () => {
+        await proxy.close();
+        await emu.close();
+      });
+      const port = await freePort();
+      await addRule(
+        proxy,
+        rule(port, { fc_mode: 'off' }, [{ port: Number(new URL(emu.url).port) }], { api_key_auth: 'jwt' }),
       );
-    expect(admitted('interactive')).toBe(10);
-    expect(admitted('batch')).toBe(6);
+      const r = await load([
+        '--target',
+        `http://127.0.0.1:${port}`,
+        '--scenario',
+        f.scenario,
+        '--jwt-secret-file',
+        f.secret,
+        '--grace-s',
+        '3',
+        '--json',
+      ]);
+      expect(r.err).not.toContain('error');
+      const summary = JSON.parse(r.out) as { attempts: number; outcomes: Record<string, number> };
+      // 5/s and 3/s for 2 s.
+    expect(summary.attempts).toBe(16);
+      expect(summary.outcomes.completed).toBe(16);
 
-    const pol = (x: DecisionRecord) => (x as unknown as { policy: Record<string, unknown> }).policy;
-    expect(records.length).toBe(16);
-    const byTenant = (t: string) => records.filter((x) => x.tenant === t).map(pol);
-    const a = byTenant('team-a');
-    const b = byTenant('eval-lab');
-    expect(a.length).toBe(10);
-    expect(b.length).toBe(6);
-    for (const p of a) {
-      expect(p).toMatchObject({ class: 'interactive', class_source: 'default', tenant: 'team-a' });
-      expect(p).toMatchObject({ tenant_source: 'claim', deadline_source: 'header' });
-      // The header sent the deadline left (4000 ms at the first send), not the class's 8000.
-      expect(p.deadline_ms as number).toBeLessThanOrEqual(4000);
-      expect(p.deadline_ms as number).toBeGreaterThan(3000);
-      expect(p.idempotency_key).toMatch(/^intent-\d+$/);
-    }
-    expect(new Set(a.map((p) => p.idempotency_key)).size).toBe(10);
-    for (const p of b) {
-      expect(p).toMatchObject({ class: 'batch', class_source: 'claim', tenant: 'eval-lab' });
-      expect(p).toMatchObject({ deadline_source: 'header', idempotency_key: null });
-      expect(p.deadline_ms as number).toBeGreaterThan(59_000);
-    }
-  }, 60_000);
+      const m = await admin(proxy.adminPort, 'GET', '/metrics');
+      const admitted = (cls: string) =>
+        metricSum(
+          m.body,
+          'sluice_policy_dispositions_total',
+          (l) => l.includes(`class="${cls}"`) && l.includes('disposition="admit"'),
+        );
+      expect(admitted('interactive')).toBe(10);
+      expect(admitted('batch')).toBe(6);
+
+      const pol = (x: DecisionRecord) => (x as unknown as { policy: Record<string, unknown> }).policy;
+      expect(records.length).toBe(16);
+      // The protocol asked for is the one the proxy saw: the envelope rides HTTP/2 as well.
+      expect(new Set(records.map((x) => x.protocol))).toEqual(new Set([h2 ? 'h2' : 'http1']));
+      const byTenant = (t: string) => records.filter((x) => x.tenant === t).map(pol);
+      const a = byTenant('team-a');
+      const b = byTenant('eval-lab');
+      expect(a.length).toBe(10);
+      expect(b.length).toBe(6);
+      for (const p of a) {
+        expect(p).toMatchObject({ class: 'interactive', class_source: 'default', tenant: 'team-a' });
+        expect(p).toMatchObject({ tenant_source: 'claim', deadline_source: 'header' });
+        // The header sent the deadline left (4000 ms at the first send), not the class's 8000.
+        expect(p.deadline_ms as number).toBeLessThanOrEqual(4000);
+        expect(p.deadline_ms as number).toBeGreaterThan(3000);
+        expect(p.idempotency_key).toMatch(/^intent-\d+$/);
+      }
+      expect(new Set(a.map((p) => p.idempotency_key)).size).toBe(10);
+      for (const p of b) {
+        expect(p).toMatchObject({ class: 'batch', class_source: 'claim', tenant: 'eval-lab' });
+        expect(p).toMatchObject({ deadline_source: 'header', idempotency_key: null });
+        expect(p.deadline_ms as number).toBeGreaterThan(59_000);
+      }
+    },
+    60_000,
+  );
 
   it('follows deferred answers (202 + Location) to their end: drained ones complete, expired ones time out', async () => {
     // One batch seat: a case holds it about a second (200 tokens), so the rest are deferred and

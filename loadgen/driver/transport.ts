@@ -118,7 +118,14 @@ export function createTransport(target: string): Transport {
     let stream: http2.ClientHttp2Stream;
     try {
       stream = h2().request(
-        { ':method': spec.method, ':path': basePath + spec.path, ...spec.headers },
+        {
+          ':method': spec.method,
+          ':path': basePath + spec.path,
+          ...spec.headers,
+          // As HTTP/2 clients do when they know the body (RFC 9113 §8.1.1 allows it): a gate that
+          // reads the cost from the body before it decides may refuse a body of unknown length.
+          ...(spec.body === null ? {} : { 'content-length': String(Buffer.byteLength(spec.body)) }),
+        },
         { endStream: spec.body === null },
       );
     } catch (e) {
