@@ -142,7 +142,7 @@ describe('sluice load of a policy scenario behind sluice proxy --policy', () => 
       expect(r.err).not.toContain('error');
       const summary = JSON.parse(r.out) as { attempts: number; outcomes: Record<string, number> };
       // 5/s and 3/s for 2 s.
-    expect(summary.attempts).toBe(16);
+      expect(summary.attempts).toBe(16);
       expect(summary.outcomes.completed).toBe(16);
 
       const m = await admin(proxy.adminPort, 'GET', '/metrics');
