@@ -289,6 +289,27 @@ clients:
     for (const x of rush)
       expect(['completed:', 'timed_out:defer_expired', 'failed:backend_timeout']).toContain(x);
     expect(rush.filter((x) => x === 'timed_out:defer_expired').length).toBeGreaterThanOrEqual(1);
+    // The disposition stays visible in the simulator's columns: one `defer` row per 202 the
+    // proxy answered, each expired one with its reason; every row in the class it claimed.
+    expect(cols).toEqual(
+      expect.arrayContaining(['class', 'disposition', 'reason', 'deadline_met', 'useful']),
+    );
+    const defers = rows.filter((x) => x.disposition === 'defer');
+    expect(defers).toHaveLength(deferredByProxy ?? -1);
+    for (const x of rows) expect(x.class).toBe('batch');
+    for (const x of rows.filter((y) => y.error === 'defer_expired'))
+      expect([x.disposition, x.reason, x.useful]).toEqual(['defer', 'defer_expired', 'false']);
+    const drained = defers.filter((x) => x.outcome === 'completed');
+    expect(drained.length).toBeGreaterThanOrEqual(1);
+    for (const x of drained) expect(x.tenant === 'eval-lab' || x.deadline_met === 'true').toBe(true);
+    // The summary counts what the records say: the deferred completions among its completed.
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
+      completed: number;
+      outcomes: Record<string, number>;
+    };
+    expect(summary.completed).toBe(rows.filter((x) => x.outcome === 'completed').length);
+    expect(summary.outcomes.timed_out ?? 0).toBe(rows.filter((x) => x.outcome === 'timed_out').length);
+    expect(summary.outcomes.failed ?? 0).toBe(rows.filter((x) => x.outcome === 'failed').length);
   }, 60_000);
 
   it('exits 2 naming --jwt-secret-file when the scenario has a policy and the flag is missing', async () => {

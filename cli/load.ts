@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { DEFER_POLL_MS } from '../loadgen/driver/deferred.js';
 import { runLoad } from '../loadgen/driver/driver.js';
 import { type LoadEnvelope, TokenCache } from '../loadgen/driver/envelope.js';
 import { LATE_MS, lateness, latenessText, MAX_LATE_SHARE } from '../loadgen/driver/lag.js';
@@ -45,6 +46,7 @@ interface LoadFlags {
   model?: string;
   maxLateShare?: number;
   jwtSecretFile?: string;
+  deferPollMs?: number;
 }
 
 /** Tokens stay valid this long past the run's end (and grace), s. */
@@ -83,7 +85,11 @@ export function loadEnvelope(
   const secret = Buffer.from(text.trim());
   if (secret.length === 0) throw new UsageError(`--jwt-secret-file ${f.jwtSecretFile}: the file is empty`);
   const validForS = prepared.endMs / 1000 + (f.graceS ?? 0) + TOKEN_MARGIN_S;
-  return { rules: policy.rules, tokens: new TokenCache(policy.rules, secret, nowS, validForS) };
+  return {
+    rules: policy.rules,
+    tokens: new TokenCache(policy.rules, secret, nowS, validForS),
+    policy: policy.policy,
+  };
 }
 
 export function loadCommand(): Command {
@@ -120,6 +126,11 @@ export function loadCommand(): Command {
       '--jwt-secret-file <file>',
       "HS256 secret (the proxy's --jwt-secret-file): a gate.policy scenario's requests carry a JWT of their tenant and class, required for such a scenario",
     )
+    .option(
+      '--defer-poll-ms <ms>',
+      `with a policy: time between two polls of a deferred request's status URL (default ${DEFER_POLL_MS})`,
+      intArg('--defer-poll-ms', 10, 60_000),
+    )
     .action(async (opts: LoadFlags) => {
       try {
         const scenario = await loadScenario(opts.scenario);
@@ -130,7 +141,10 @@ export function loadCommand(): Command {
         const envelope = loadEnvelope(prepared, opts);
         for (const w of prepared.warnings) process.stderr.write(`sluice load: note: ${w}\n`);
         if (opts.out) mkdirSync(opts.out, { recursive: true });
-        const sink: RunSink = opts.out ? new FileSink(opts.out, []) : new MemorySink(false);
+        // A policy run's records carry the simulator's class columns (class, disposition, reason, ...).
+        const sink: RunSink = opts.out
+          ? new FileSink(opts.out, [], { classColumns: envelope?.policy !== undefined })
+          : new MemorySink(false);
         // Progress on stderr: a bar on a TTY, a line every few seconds elsewhere.
         const bar = new ProgressBar('sluice load', process.stderr, { unit: ' s' });
         const totalS = Math.ceil(prepared.endMs / 1000);
@@ -139,6 +153,7 @@ export function loadCommand(): Command {
           target: opts.target,
           sink,
           ...(envelope === undefined ? {} : { envelope }),
+          ...(opts.deferPollMs === undefined ? {} : { deferPollMs: opts.deferPollMs }),
           ...(opts.graceS === undefined ? {} : { graceMs: opts.graceS * 1000 }),
           ...(opts.model === undefined ? {} : { payload: { model: opts.model } }),
           onSecond: (t: number, n: number) => bar.update(t, totalS, `${n} in flight`),

@@ -4,11 +4,14 @@
  * `expired` is the defer store's timed-out wait; an unkept body, `cancelled`, an unreadable or
  * refused status are failures with their own reason, never a completion.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { classifyAttempt } from '../shared/goodput.js';
+import type { HttpRequestSpec } from '../shared/payload.js';
 import { emptyStreamFacts } from '../shared/sse.js';
 import type { AttemptResult } from './attempt.js';
-import { deferredLocation, deferredResult } from './deferred.js';
+import { deferredLocation, deferredResult, followDeferred } from './deferred.js';
+import { type Backend, startBackend } from './test/backend.js';
+import { createTransport } from './transport.js';
 
 const ACCEPTED: AttemptResult = {
   end: 'response',
@@ -129,6 +132,118 @@ describe('a deferred answer followed to its end', () => {
       const r = deferredResult(ACCEPTED, code, body, 900)!;
       expect(r.refusal?.error).toBe(error);
       expect(verdict(r).outcome).toBe('failed');
+    }
+  });
+});
+
+describe('following a deferred item over loopback', () => {
+  let backend: Backend | undefined;
+  afterEach(async () => {
+    await backend?.close();
+    backend = undefined;
+  });
+
+  /** A status endpoint that answers pending `pendingPolls` times, then done with a whole answer. */
+  const statusServer = (pendingPolls: number) =>
+    startBackend({
+      hook: (req) => {
+        if (!req.path.startsWith('/sluice/deferred/')) return undefined;
+        if (req.method === 'DELETE') return { status: 200, body: status('cancelled') };
+        const polls = backend!.seen.filter((s) => s.method === 'GET').length;
+        if (polls <= pendingPolls) return { status: 200, body: status('pending') };
+        const result = { status: 200, content_type: 'application/json', body: answer(4), body_kept: true };
+        return { status: 200, body: status('done', result) };
+      },
+    });
+
+  it('polls with the same credential until done, then judges the stored answer; polls are bounded', async () => {
+    backend = await statusServer(2);
+    const transport = createTransport(backend.url);
+    const t0 = performance.now();
+    const clock = () => performance.now() - t0;
+    const spec: HttpRequestSpec = {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { authorization: 'Bearer tok' },
+      body: '{}',
+    };
+    try {
+      const r = await followDeferred(
+        transport,
+        ACCEPTED,
+        '/sluice/deferred/d1',
+        spec,
+        'http1',
+        5000,
+        clock,
+        20,
+      ).done;
+      expect(verdict(r)).toEqual({ outcome: 'completed', good: true });
+      const polls = backend.seen.filter((s) => s.path === '/sluice/deferred/d1');
+      expect(polls.map((s) => s.method)).toEqual(['GET', 'GET', 'GET']);
+      for (const s of polls) expect(s.headers.authorization).toBe('Bearer tok');
+      // Past maxPolls the attempt ends with its own reason, not a completion.
+      const capped = await followDeferred(
+        transport,
+        ACCEPTED,
+        '/sluice/deferred/d1',
+        spec,
+        'http1',
+        5000,
+        clock,
+        5,
+        0,
+      ).done;
+      expect(capped.refusal?.error).toBe('defer_poll_limit');
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('at the client deadline withdraws the item (DELETE) and is cancelled; at the run end it stays in flight', async () => {
+    backend = await statusServer(1_000_000);
+    const transport = createTransport(backend.url);
+    const t0 = performance.now();
+    const clock = () => performance.now() - t0;
+    const spec: HttpRequestSpec = {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { authorization: 'Bearer tok' },
+      body: '{}',
+    };
+    try {
+      const r = await followDeferred(
+        transport,
+        ACCEPTED,
+        '/sluice/deferred/d1',
+        spec,
+        'http1',
+        200,
+        clock,
+        20,
+      ).done;
+      expect(r.end).toBe('deadline');
+      expect(verdict(r).outcome).toBe('cancelled');
+      expect(backend.seen.filter((s) => s.method === 'DELETE').map((s) => s.path)).toEqual([
+        '/sluice/deferred/d1',
+      ]);
+      const f = followDeferred(
+        transport,
+        ACCEPTED,
+        '/sluice/deferred/d1',
+        spec,
+        'http1',
+        undefined,
+        clock,
+        20,
+      );
+      await new Promise((res) => setTimeout(res, 100));
+      f.stop();
+      expect((await f.done).end).toBe('stopped');
+      // Stopped by the run's end, the client has not left: nothing is withdrawn.
+      expect(backend.seen.filter((s) => s.method === 'DELETE')).toHaveLength(1);
+    } finally {
+      await transport.close();
     }
   });
 });

@@ -7,6 +7,17 @@
  * back directly, seen when the poll saw it; `expired` as the policy's `defer_expired` (504);
  * `cancelled` as failed. The 202 itself is never an outcome. Polls are not attempts.
  *
+ * At the client's deadline the attempt is `cancelled` (the client left) and the driver withdraws
+ * the item with a `DELETE` of its status URL, as the simulator cancels a deferred attempt whose
+ * client left (sim/run/policy-admission.ts `ended`); at the run's end it stays `in_system`, and
+ * nothing is withdrawn.
+ *
+ * TTFT: the answer reaches the client whole when a poll sees it, so its first token is then too
+ * (TTFT = e2e), as the simulator times a non-streamed answer for its client (`clientTtft`, set by
+ * `sluice fidelity`). The simulator's default TTFT of a deferred request is the engine's first
+ * token after the drain, which a client of the status endpoint cannot see: earlier than the
+ * driver's by the rest of the generation and up to one poll interval.
+ *
  * A `done` item whose body the proxy did not keep (no `--defer-db`, or an answer above the
  * store's size bound) cannot be checked for its full output, so it is recorded `failed` with the
  * error `defer_body_not_kept` rather than assumed whole.
@@ -23,6 +34,8 @@ import type { Transport } from './transport.js';
 export const DEFER_POLL_MS = 500;
 /** Most polls of one deferred item; past them the attempt ends `failed` (`defer_poll_limit`). */
 export const DEFER_MAX_POLLS = 100_000;
+/** Longest wait for the answer to the DELETE that withdraws an item when its client leaves, ms. */
+export const CANCEL_MS = 1000;
 
 /** What the status endpoint answers (the fields the driver reads). */
 interface StatusBody {
@@ -128,6 +141,7 @@ export function followDeferred(
     resolve = r;
   });
   let settled = false;
+  let leaving = false;
   let timer: NodeJS.Timeout | undefined;
   let current: AttemptHandle | undefined;
   let polls = 0;
@@ -138,16 +152,41 @@ export function followDeferred(
     resolve(r);
   };
   const giveUp = (end: 'deadline' | 'stopped'): void => {
+    if (settled) return;
+    // Withdrawing already (the client left): the run's end cuts the DELETE short, its record stays.
+    if (leaving) {
+      current?.stop();
+      return;
+    }
     current?.stop();
-    settle({ ...ended(first, clock(), 0, ''), end });
+    const r: AttemptResult = { ...ended(first, clock(), 0, ''), end };
+    if (end === 'stopped') {
+      settle(r);
+      return;
+    }
+    // The client leaves: it withdraws its item (DELETE), as the simulator cancels a deferred
+    // attempt whose client left, so that the drain does not run work nobody waits for. Bounded
+    // by CANCEL_MS; its answer (409 when the item is no longer pending) changes nothing.
+    leaving = true;
+    if (timer !== undefined) clearTimeout(timer);
+    const cancel = startAttempt(
+      transport,
+      { ...poll, method: 'DELETE' },
+      protocol,
+      false,
+      clock() + CANCEL_MS,
+      clock,
+    );
+    current = cancel;
+    void cancel.done.then(() => settle(r));
   };
   const pollOnce = (): void => {
     polls++;
     const h = startAttempt(transport, poll, protocol, false, deadlineAtMs, clock);
     current = h;
     void h.done.then((r) => {
-      current = undefined;
-      if (settled || r.end === 'stopped') return;
+      if (current === h) current = undefined;
+      if (settled || leaving || r.end === 'stopped') return;
       if (r.end === 'deadline') {
         giveUp('deadline');
         return;

@@ -111,7 +111,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const sink = o.sink ?? new MemorySink(false);
   const transport: Transport = createTransport(o.target);
   const endMs = o.endMs;
-  const tally = new LoadTally(o.warmupMs, sink, o.ceilings);
+  const pol = o.envelope?.policy;
+  const tally = new LoadTally(
+    o.warmupMs,
+    sink,
+    o.ceilings,
+    pol === undefined || o.envelope === undefined ? undefined : { policy: pol, rules: o.envelope.rules },
+  );
   const lag = new LagMeter();
   const retryPolicy = createRetryPolicy(o.setup.retry);
   const retryRng = seededStreams(o.seed)('clients.retry');
@@ -184,7 +190,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       const location = o.envelope !== undefined && d.inference ? deferredLocation(r) : undefined;
       if (location !== undefined && closing) {
         // The run is over: the item may still be done later, but not within this run.
-        tally.record(d, r, true);
+        tally.record(d, r, true, { path: spec.path, deferred: true });
         return;
       }
       if (location !== undefined) {
@@ -202,12 +208,12 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         deferred++;
         void f.done.then((fr) => {
           live.delete(f);
-          const outcome = tally.record(d, fr, fr.end === 'stopped');
+          const outcome = tally.record(d, fr, fr.end === 'stopped', { path: spec.path, deferred: true });
           retryAfter(d, fr, outcome);
         });
         return;
       }
-      const outcome = tally.record(d, r, r.end === 'stopped');
+      const outcome = tally.record(d, r, r.end === 'stopped', { path: spec.path, deferred: false });
       retryAfter(d, r, outcome);
     });
   };

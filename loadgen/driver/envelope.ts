@@ -118,6 +118,8 @@ export class TokenCache {
 export interface LoadEnvelope {
   rules: EnvelopeRules;
   tokens: TokenCache;
+  /** The compiled policy, when the records are to carry its class columns (policy-record.ts). */
+  policy?: Policy;
 }
 
 /**

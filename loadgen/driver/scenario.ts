@@ -5,7 +5,7 @@
  * the envelope rules of its `gate.policy` (the file the scenario loader read and validated, beside
  * the scenario, compiled by the gate's own parser).
  */
-import { parsePolicy } from '../../gate/index.js';
+import { type Policy, parsePolicy } from '../../gate/index.js';
 
 import type { LoadSetup } from '../../sim/clients/schedule.js';
 import { resolveTenants } from '../../sim/clients/tenants.js';
@@ -27,7 +27,7 @@ const MAX_TRACE_RECORDS = 2_000_000;
 export interface PreparedLoad extends Omit<LoadOptions, 'target' | 'envelope'> {
   durationScale: number;
   /** The scenario's `gate.policy`: its file (as messages name it) and the envelope rules to send by. */
-  policy?: { file: string; rules: EnvelopeRules };
+  policy?: { file: string; rules: EnvelopeRules; policy: Policy };
   /** Things of the scenario the open-loop driver does not do. */
   warnings: string[];
 }
@@ -106,10 +106,11 @@ function policyOf(
   scenario: Scenario,
   setup: LoadSetup,
   warnings: string[],
-): { file: string; rules: EnvelopeRules } | undefined {
+): { file: string; rules: EnvelopeRules; policy: Policy } | undefined {
   const section = scenario.policy;
   if (section === undefined) return undefined;
-  const rules = envelopeRules(parsePolicy(section.text, section.file));
+  const policy = parsePolicy(section.text, section.file);
+  const rules = envelopeRules(policy);
   const unclaimed = new Set<string>();
   const unsent = new Set<string>();
   for (const t of resolveTenants(setup.workload)) {
@@ -129,5 +130,5 @@ function policyOf(
     warnings.push(
       `envelope ${[...unsent].join(', ')} are not sent: the proxy reads the cost from the request body and has no header for the rest`,
     );
-  return { file: section.file, rules };
+  return { file: section.file, rules, policy };
 }

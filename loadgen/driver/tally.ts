@@ -4,7 +4,7 @@
  * the gauges the gate's response headers carried, inter-token gaps of completed streams and
  * transport errors; closed into per-second rows and the run's summary.
  */
-import { DECISION_REASONS } from '../../gate/index.js';
+import { DECISION_REASONS, type Policy } from '../../gate/index.js';
 import type { RequestDescriptor } from '../../sim/clients/schedule.js';
 import { KEYLESS_LABEL } from '../../sim/clients/tenants.js';
 import { LatencyHistogram } from '../../sim/run/histogram.js';
@@ -13,6 +13,8 @@ import type { RunSink } from '../../sim/run/sinks.js';
 import { gapsFromMs, RunStats, type SummaryMeta, summarize } from '../../sim/run/stats.js';
 import { classifyAttempt, decisionReasonOf } from '../shared/goodput.js';
 import type { AttemptResult } from './attempt.js';
+import type { EnvelopeRules } from './envelope.js';
+import { policyColumns } from './policy-record.js';
 import { toRecord } from './record.js';
 
 const zeroDecisions = (): Record<string, number> => Object.fromEntries(DECISION_REASONS.map((r) => [r, 0]));
@@ -29,12 +31,20 @@ export class LoadTally {
   readonly #decisionsTotal = zeroDecisions();
   #decisionsSec = zeroDecisions();
   readonly #gauges = { inflight: 0, queued: 0, limit: 0 };
+  readonly #policy: { policy: Policy; rules: EnvelopeRules } | undefined;
 
   /**
    * @param warmupMs records sent before this run time (ms) are left out of the summary
    * @param ceilings the gate's configured ceilings, for each row and the summary
+   * @param policy the run's policy: each record then carries its class columns (policy-record.ts)
    */
-  constructor(warmupMs: number, sink: RunSink, ceilings: RunSummary['ceilings']) {
+  constructor(
+    warmupMs: number,
+    sink: RunSink,
+    ceilings: RunSummary['ceilings'],
+    policy?: { policy: Policy; rules: EnvelopeRules },
+  ) {
+    this.#policy = policy;
     this.#stats = new RunStats(warmupMs);
     this.#sink = sink;
     this.#ceilings = ceilings;
@@ -48,8 +58,14 @@ export class LoadTally {
   /**
    * Records an ended attempt and returns its outcome.
    * @param inSystem the run ended with the attempt still in flight
+   * @param sent the path it went to, and whether it was answered 202 and followed (for the class columns)
    */
-  record(d: RequestDescriptor, r: AttemptResult, inSystem: boolean): string {
+  record(
+    d: RequestDescriptor,
+    r: AttemptResult,
+    inSystem: boolean,
+    sent: { path: string; deferred: boolean } = { path: '', deferred: false },
+  ): string {
     const verdict = inSystem
       ? { outcome: 'in_system' as const, good: false }
       : classifyAttempt({
@@ -69,6 +85,9 @@ export class LoadTally {
         });
     const rec = toRecord(d, r, verdict.outcome, verdict.good);
     if (rec.outcome === 'in_system') rec.e2e_ms = '';
+    const p = this.#policy;
+    if (p !== undefined)
+      Object.assign(rec, policyColumns(p.policy, p.rules, d, r, rec.outcome, sent.path, sent.deferred));
     // The gaps between the SSE events that carried text, as the client read them (see RunSummary.itl_ms).
     this.#stats.record(rec, verdict.outcome === 'completed' ? gapsFromMs(r.facts.gapsMs) : undefined);
     this.#sink.request(rec);

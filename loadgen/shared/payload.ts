@@ -29,7 +29,7 @@ export interface PayloadOptions {
 
 /** A request ready for any HTTP client. */
 export interface HttpRequestSpec {
-  method: 'POST' | 'GET';
+  method: 'POST' | 'GET' | 'DELETE';
   path: string;
   headers: Record<string, string>;
   /** JSON text, or null for a GET. */
