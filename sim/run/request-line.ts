@@ -117,8 +117,10 @@ function putText(b: Uint8Array, at: number, s: string, limit: number): number {
   if (at + n > limit) return -1;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    // Quotes, commas, line breaks and non-ASCII text take the generic path.
-    if (c >= 0x80 || c === 0x22 || c === COMMA || c === 0x0d || c === NEWLINE) return -1;
+    // Quotes, commas, line breaks and non-ASCII text take the generic path. Letters, digits,
+    // '.', ':', '-', '/' and '_' (above the comma, below 0x80) pass with one range check.
+    if ((c <= COMMA || c >= 0x80) && (c >= 0x80 || c === 0x22 || c === COMMA || c === 0x0d || c === NEWLINE))
+      return -1;
     b[at + i] = c;
   }
   return at + n;
@@ -132,6 +134,9 @@ function putBool(b: Uint8Array, at: number, v: boolean): number {
 
 /** A number, as `String(v)` prints it. */
 function putNum(b: Uint8Array, at: number, v: number): number {
+  // Integers below 2^31 (ids, token counts, statuses) first: one int32 comparison, no range
+  // checks in doubles (-0 passes too and prints as 0, as String does).
+  if ((v | 0) === v && v >= 0) return putSmallDigits(b, at, v | 0);
   if (v >= 0 && v < 1e12) {
     if (Number.isInteger(v)) return putDigits(b, at, v);
     // A value with at most three decimals (the run's times are rounded to µs) and at most
@@ -140,29 +145,39 @@ function putNum(b: Uint8Array, at: number, v: number): number {
     // back as the same double).
     const k = Math.round(v * 1000);
     if (k / 1000 === v) {
+      if (k <= 0x7fffffff) {
+        // Below 2^31 thousandths (times under about 24 days): int32 arithmetic throughout.
+        const ki = k | 0;
+        const whole = (ki / 1000) | 0;
+        return putFraction(b, putSmallDigits(b, at, whole), (ki - whole * 1000) | 0);
+      }
       const whole = Math.floor(k / 1000);
-      // Below 1000: int32 arithmetic, as in putSmallDigits.
-      let frac = (k - whole * 1000) | 0;
-      let p = putDigits(b, at, whole);
-      b[p++] = 0x2e;
-      let width = 3;
-      while (frac % 10 === 0) {
-        frac = (frac / 10) | 0;
-        width--;
-      }
-      let q = p + width;
-      const end = q;
-      for (let i = 0; i < width; i++) {
-        const d = (frac / 10) | 0;
-        b[--q] = 0x30 + (frac - d * 10);
-        frac = d;
-      }
-      return end;
+      return putFraction(b, putDigits(b, at, whole), (k - whole * 1000) | 0);
     }
   }
   const s = String(v);
   for (let i = 0; i < s.length; i++) b[at + i] = s.charCodeAt(i);
   return at + s.length;
+}
+
+/** A point and `frac` thousandths (1 to 999) without trailing zeros, from `at`. */
+function putFraction(b: Uint8Array, at: number, frac: number): number {
+  b[at] = 0x2e;
+  const hundreds = (frac / 100) | 0;
+  const rest = frac - hundreds * 100;
+  if (rest === 0) {
+    b[at + 1] = 0x30 + hundreds;
+    return at + 2;
+  }
+  if (rest % 10 === 0) {
+    b[at + 1] = 0x30 + hundreds;
+    b[at + 2] = 0x30 + ((rest / 10) | 0);
+    return at + 3;
+  }
+  b[at + 1] = 0x30 + hundreds;
+  b[at + 2] = DIGIT_PAIRS[rest << 1] as number;
+  b[at + 3] = DIGIT_PAIRS[(rest << 1) + 1] as number;
+  return at + 4;
 }
 
 /** A non-negative integer below 1e15, in decimal digits. */
@@ -195,8 +210,26 @@ function putDigits(b: Uint8Array, at: number, v: number): number {
  * floating-point divisions.
  */
 function putSmallDigits(b: Uint8Array, at: number, v: number): number {
-  let digits = 1;
-  for (let p = 10; p <= v && digits < 10; p *= 10) digits++;
+  const digits =
+    v < 10000
+      ? v < 100
+        ? v < 10
+          ? 1
+          : 2
+        : v < 1000
+          ? 3
+          : 4
+      : v < 1e6
+        ? v < 1e5
+          ? 5
+          : 6
+        : v < 1e8
+          ? v < 1e7
+            ? 7
+            : 8
+          : v < 1e9
+            ? 9
+            : 10;
   const end = at + digits;
   let q = end;
   let x = v;
