@@ -105,7 +105,12 @@ export class TimerSet {
     }
   }
 
-  /** Recomputes the matches from leaf `i` up to the root. */
+  /**
+   * Recomputes the matches from leaf `i` up to the root, after `i`'s time changed. It stops at
+   * the first match whose winner stays another timer: that subtree's winner and its time are
+   * as before, so every match above it is too (a match above won by `i` has `i` winning here as
+   * well, and is replayed). Most sets are of a timer that wins only low in the tree.
+   */
   #replay(i: number): void {
     const win = this.#win;
     const time = this.#time;
@@ -113,7 +118,10 @@ export class TimerSet {
       const a = win[2 * k] as number;
       const b = win[2 * k + 1] as number;
       // a < b always (left subtree), so a tie goes to the lower index.
-      win[k] = (time[a] as number) <= (time[b] as number) ? a : b;
+      const w = (time[a] as number) <= (time[b] as number) ? a : b;
+      const before = win[k] as number;
+      if (w === before && w !== i) return;
+      win[k] = w;
     }
   }
 
