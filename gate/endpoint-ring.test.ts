@@ -14,7 +14,6 @@ import {
   EndpointState,
   PICK_ALL_FULL,
   PICK_NONE_HEALTHY,
-  pickEndpoint,
   pickEndpointAt,
 } from './endpoints.js';
 
@@ -239,10 +238,7 @@ function run(pool: PoolShape, ops: readonly Op[]): void {
         const a = refPick(ref, o.role, (e) => refCap(e, c, w, now), undefined, false);
         same(a, pickEndpointAt(eps, o.role, c, w, now, undefined));
         const b = refPick(ref, o.role, () => 0, undefined, true);
-        same(
-          b,
-          pickEndpoint(eps, o.role, () => 0, undefined, true),
-        );
+        same(b, pickEndpointAt(eps, o.role, 0, 0, now, undefined));
         break;
       }
       case 'inflight': {

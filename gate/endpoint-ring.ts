@@ -334,7 +334,7 @@ export class EndpointPicker {
     return ring === undefined ? PICK_NONE_HEALTHY : ring.pickAt(baseCap, warmupMs, nowMs, preferred);
   }
 
-  /** `pickEndpoint(eps, role, capOf, preferred, true)`: any healthy endpoint of `role`, room ignored. */
+  /** Any healthy endpoint of `role`, room ignored (the walk with ceiling 0). */
   pickIgnoringRoom(
     role: EndpointRole,
     preferred: string | undefined,

@@ -129,47 +129,11 @@ export const PICK_NONE_HEALTHY = 0;
 export const PICK_ALL_FULL = 1;
 
 /**
- * Picks a healthy endpoint of `role` with room, preferring `preferred` when it
- * has room, else by smooth weighted round-robin.
+ * Picks a healthy endpoint of `role` with room under its ceiling `endpointCap(ep, baseCap,
+ * warmupMs, nowMs)` (`baseCap` being the ceiling of `role`; 0: room is not looked at),
+ * preferring `preferred` when it has room, else by smooth weighted round-robin. The walk that
+ * gate/endpoint-ring.ts's heap reproduces, and falls back to.
  * @returns the endpoint, or PICK_NONE_HEALTHY / PICK_ALL_FULL
- */
-export function pickEndpoint(
-  eps: readonly EndpointState[],
-  role: EndpointRole,
-  capOf: (ep: EndpointState) => number,
-  preferred: string | undefined,
-  ignoreRoom = false,
-): EndpointState | typeof PICK_NONE_HEALTHY | typeof PICK_ALL_FULL {
-  let anyHealthy = false;
-  let total = 0;
-  let best: EndpointState | null = null;
-  if (preferred !== undefined) {
-    for (const ep of eps) {
-      if (ep.id === preferred && ep.role === role && ep.healthy) {
-        const cap = capOf(ep);
-        if (ignoreRoom || cap === 0 || ep.inflight < cap) return ep;
-      }
-    }
-  }
-  for (const ep of eps) {
-    if (ep.role !== role || !ep.healthy) continue;
-    anyHealthy = true;
-    if (ep.weight <= 0) continue;
-    const cap = capOf(ep);
-    if (!ignoreRoom && cap !== 0 && ep.inflight >= cap) continue;
-    ep.cw += ep.weight;
-    total += ep.weight;
-    if (best === null || ep.cw > best.cw) best = ep;
-  }
-  if (best === null) return anyHealthy ? PICK_ALL_FULL : PICK_NONE_HEALTHY;
-  best.cw -= total;
-  return best;
-}
-
-/**
- * {@link pickEndpoint} with each endpoint's ceiling `endpointCap(ep, baseCap, warmupMs, nowMs)`
- * (`baseCap` being the ceiling of `role`): the same choice and the same round-robin state, for
- * the admission path, without a callback per endpoint.
  */
 export function pickEndpointAt(
   eps: readonly EndpointState[],
