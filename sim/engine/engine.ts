@@ -15,7 +15,7 @@ import type { EngineMetricsSnapshot } from './metrics.js';
 import { EngineMetricsRecorder } from './metrics.js';
 import type { EngineLimits } from './profiles.js';
 import { RunAhead } from './run-ahead.js';
-import { RunningBatch, Seq, SeqTimes } from './running-batch.js';
+import { MAX_TOKEN_COUNT, RunningBatch, Seq, SeqTimes } from './running-batch.js';
 import { BatchPlan, scheduleBatch } from './scheduler.js';
 import { StepLog } from './step-log.js';
 import type { BatchShape, ColdStart, StepTimeModel } from './step-time.js';
@@ -198,6 +198,17 @@ export class VllmEngine<R extends EngineRequest = EngineRequest> implements Trac
       throw new RangeError(
         `max_num_batched_tokens (${l.maxNumBatchedTokens}) must be >= max_num_seqs (${l.maxNumSeqs})`,
       );
+    }
+    for (const [name, v] of [
+      ['max_model_len', l.maxModelLen],
+      ['max_num_batched_tokens', l.maxNumBatchedTokens],
+      ['num_gpu_blocks', l.numGpuBlocks],
+    ] as const) {
+      if (v > MAX_TOKEN_COUNT) {
+        throw new RangeError(
+          `${name} (${v}) must be <= ${MAX_TOKEN_COUNT}: the running batch keeps token and block counts as int32`,
+        );
+      }
     }
     this.#cfg = config;
     this.#role = config.role ?? 'unified';

@@ -341,3 +341,37 @@ describe('P/D roles and restart', () => {
     expect(() => e.step(0.5)).toThrow(RangeError);
   });
 });
+
+describe('limits the running batch can hold', () => {
+  it('refuses a limit above int32, the width of the batch counters, naming it', () => {
+    const big = 2 ** 31;
+    expect(() => unitStepEngine({ maxModelLen: big })).toThrow(
+      /max_model_len \(2147483648\) must be <= 2147483647/,
+    );
+    expect(() => unitStepEngine({ numGpuBlocks: big })).toThrow(
+      /num_gpu_blocks \(2147483648\) must be <= 2147483647/,
+    );
+    expect(() => unitStepEngine({ maxNumBatchedTokens: big })).toThrow(
+      /max_num_batched_tokens \(2147483648\) must be <= 2147483647/,
+    );
+    expect(() => unitStepEngine({ maxModelLen: big - 1 })).not.toThrow();
+  });
+
+  it('counts a request of two billion tokens to its last token (no wrap just below the limit)', () => {
+    const max = 2 ** 31 - 1;
+    const e = unitStepEngine({
+      maxModelLen: max,
+      maxNumBatchedTokens: max,
+      blockSize: 256,
+      numGpuBlocks: 8_000_000,
+    });
+    expect(e.submit({ id: 'long', promptTokens: 2_000_000_000, outputTokens: 3 }, 0).accepted).toBe(true);
+    const steps = runToIdle(e);
+    // One prefill of the whole prompt, then one-token decodes: a counter that wrapped would
+    // make the scheduler prefill again.
+    expect(steps.map((s) => s.batch?.numTokens ?? null)).toEqual([2_000_000_000, 1, 1, null]);
+    const finished = steps.flatMap((s) => s.finished.map((f) => [f.request.id, f.emittedTokens]));
+    expect(finished).toEqual([['long', 3]]);
+    expect(e.numRunning).toBe(0);
+  });
+});
