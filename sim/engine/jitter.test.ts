@@ -14,6 +14,29 @@ describe('lognormalStepJitter', () => {
     for (const k of ordinals) expect(j.factor(k)).toBe(uncached(0.03, k));
   });
 
+  it('gives the factors of the uint32 formula it documents (a counter hash into Box–Muller)', () => {
+    // The reference: MurmurHash3's finaliser on uint32 words, written plainly.
+    const mix = (h: number): number => {
+      let x = h >>> 0;
+      x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
+      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
+      return (x ^ (x >>> 16)) >>> 0;
+    };
+    const rng = rngStream(7, 'jitter.test');
+    const k0 = Math.floor(rng.next() * 2 ** 32) >>> 0;
+    const k1 = Math.floor(rng.next() * 2 ** 32) >>> 0;
+    const reference = (sigma: number, ordinal: number): number => {
+      const hi = Math.floor(ordinal / 2 ** 32) >>> 0;
+      const a = mix(mix((ordinal >>> 0) ^ k0) ^ Math.imul(hi + 1, 0x9e3779b9));
+      const b = mix(mix(a ^ k1) + 0x6a09e667);
+      const z = Math.sqrt(-2 * Math.log((a + 0.5) / 2 ** 32)) * Math.cos(2 * Math.PI * ((b + 0.5) / 2 ** 32));
+      return Math.exp(sigma * z);
+    };
+    const ordinals = [0, 1, 2, 3, 1000, 65535, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 17];
+    for (let k = 0; k < 5000; k++) ordinals.push(k * 7919);
+    for (const k of ordinals) expect(uncached(0.03, k), `ordinal ${k}`).toBe(reference(0.03, k));
+  });
+
   it('keys engines apart and keeps sigma 0 at exactly 1', () => {
     const a = lognormalStepJitter(0.03, rngStream(7, 'a'));
     const b = lognormalStepJitter(0.03, rngStream(7, 'b'));
