@@ -1,5 +1,6 @@
+import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
-import { logGamma, lognormalFromMeanCv, lognormalFromMedianP95, rngStream } from './rng.js';
+import { logGamma, lognormalFromMeanCv, lognormalFromMedianP95, rngStream, uniformStream } from './rng.js';
 
 function draws(n: number, f: () => number): number[] {
   return Array.from({ length: n }, f);
@@ -110,5 +111,18 @@ describe('rngStream', () => {
     expect(logGamma(1)).toBeCloseTo(0, 12);
     expect(logGamma(11)).toBeCloseTo(Math.log(3628800), 10);
     expect(logGamma(0.5)).toBeCloseTo(Math.log(Math.sqrt(Math.PI)), 12);
+  });
+});
+
+describe('rngStream and uniformStream', () => {
+  it("draw seedrandom's ARC4 numbers for the key seed/name, the stream and the bare function alike", () => {
+    const reference = seedrandom('42/engine.3.api');
+    const stream = rngStream(42, 'engine.3.api');
+    const bare = uniformStream(42, 'engine.3.api');
+    for (let i = 0; i < 1000; i++) {
+      const want = reference.double();
+      expect(stream.next()).toBe(want);
+      expect(bare()).toBe(want);
+    }
   });
 });
