@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { constNumbers } from './const-numbers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -51,6 +52,13 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
+
+// The top-level numeric constants that esbuild declared `var` are `const` again (const-numbers.mjs).
+for (const out of Object.keys(result.metafile.outputs)) {
+  if (!out.endsWith('.js')) continue;
+  const file = resolve(ROOT, out);
+  writeFileSync(file, constNumbers(readFileSync(file, 'utf8')).code);
+}
 
 const inputs = {};
 for (const [out, meta] of Object.entries(result.metafile.outputs)) {
