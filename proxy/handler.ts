@@ -224,12 +224,23 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
       });
       return;
     }
+    if (ex.inference && policy !== null && (len === null || len > d.bufferBodyBytes)) {
+      // The policy reads the request's cost from its body, so it needs the body whole before the
+      // decision: one of unknown length (HTTP/1.1 chunked, HTTP/2 without content-length) is read up
+      // to --buffer-body-bytes, its bytes reserved as they come; one declared above it is refused.
+      if (len !== null) {
+        this.#bodyUnread(ex, d.bufferBodyBytes);
+        return;
+      }
+      this.#readBody(ex, d.bufferBodyBytes);
+      return;
+    }
     if (ex.inference && len !== null && len > 0 && len <= d.bufferBodyBytes) {
       if (!d.bodyBudget.take(ex, len)) {
         this.#reject(ex, 503, 'proxy_body_memory_full', 'shed', { 'Retry-After': '1' });
         return;
       }
-      this.#readBody(ex);
+      this.#readBody(ex, null);
       return;
     }
     ex.bodyBuffered = len === 0 || (len !== null && len <= d.bufferBodyBytes);
@@ -237,8 +248,13 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
     if (ex.life.bodyRead()) this.#decide(ex);
   }
 
-  #readBody(ex: Exchange): void {
+  /**
+   * Reads `ex`'s body whole, then decides. `cap` (bytes) bounds a body of unknown length, whose
+   * bytes are reserved in the body budget as they arrive (null: the declared length is reserved).
+   */
+  #readBody(ex: Exchange, cap: number | null): void {
     const chunks: Buffer[] = [];
+    let read = 0;
     const ms = this.deps.bodyTimeoutMs;
     // A body silent for `ms` is answered 408 and its connection closed.
     const timer =
@@ -251,7 +267,23 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
       if (timer !== null) clearTimeout(timer);
     });
     ex.req.on('data', (c: Buffer) => {
+      if (ex.life.phase !== 'reading') return;
       timer?.refresh();
+      read += c.length;
+      if (cap !== null) {
+        if (read > cap) {
+          chunks.length = 0;
+          this.#guard(ex, () => this.#bodyUnread(ex, cap));
+          return;
+        }
+        if (!this.deps.bodyBudget.take(ex, c.length)) {
+          chunks.length = 0;
+          this.#guard(ex, () =>
+            this.#reject(ex, 503, 'proxy_body_memory_full', 'shed', { 'Retry-After': '1' }),
+          );
+          return;
+        }
+      }
       chunks.push(c);
     });
     ex.req.on('error', () => {});
@@ -467,6 +499,16 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
     } catch {
       // The report must not stop the exchange from being failed.
     }
+  }
+
+  /** 413 `policy_body_unread`: with a policy, a body above `cap` (--buffer-body-bytes) cannot be costed. */
+  #bodyUnread(ex: Exchange, cap: number): void {
+    this.deps.bodyBudget.give(ex);
+    ex.decision = 'rejected';
+    ex.reason = ex.error = 'policy_body_unread';
+    ex.policyLog = { disposition: 'invalid', error: ex.error };
+    const message = `with a policy, an inference request body may be at most --buffer-body-bytes (${cap} bytes): its cost is read from it`;
+    this.#answer(ex, 413, { error: ex.error, message, max_bytes: cap }, 'failed', { Connection: 'close' });
   }
 
   /** Refuses before the gate (decision `rejected`, reason and error `code`), closing the connection. */

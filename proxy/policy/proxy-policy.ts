@@ -223,10 +223,11 @@ export class ProxyPolicy {
       return;
     }
     if (!ex.bodyBuffered || ex.body === null) {
+      // The handler reads every inference body whole under a policy (or refuses it): a guard.
       bad(
-        411,
+        413,
         'policy_body_unread',
-        'with a policy, an inference request needs a Content-Length body of at most --buffer-body-bytes (its cost is read from it)',
+        'with a policy, an inference request body may be at most --buffer-body-bytes: its cost is read from it',
       );
       return;
     }

@@ -155,7 +155,7 @@ describe('bodies the cost cannot be read from', () => {
     expect(backend.seen).toHaveLength(0);
   });
 
-  it('refuses a chunked body (no Content-Length to read the cost from) with 411', async () => {
+  it('reads a chunked body (no Content-Length) whole and forwards it (unknown-length.test.ts has the bounds)', async () => {
     const { backend, port } = await setup();
     const status = await new Promise<number>((resolve) => {
       const req = http.request(
@@ -175,8 +175,9 @@ describe('bodies the cost cannot be read from', () => {
       req.write(chat({ maxTokens: 5 }));
       req.end();
     });
-    expect(status).toBe(411);
-    expect(backend.seen).toHaveLength(0);
+    expect(status).toBe(200);
+    expect(backend.seen).toHaveLength(1);
+    expect(backend.seen[0]!.maxTokens).toBe(5);
   });
 });
 
