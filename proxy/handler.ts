@@ -224,14 +224,15 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
       });
       return;
     }
-    if (ex.inference && policy !== null && (len === null || len > d.bufferBodyBytes)) {
-      // The policy reads the request's cost from its body, so it needs the body whole before the
-      // decision: one of unknown length (HTTP/1.1 chunked, HTTP/2 without content-length) is read up
-      // to --buffer-body-bytes, its bytes reserved as they come; one declared above it is refused.
-      if (len !== null) {
-        this.#bodyUnread(ex, d.bufferBodyBytes);
-        return;
-      }
+    // A policy reads the request's cost from its body, so it needs the body whole before the
+    // decision: one declared above --buffer-body-bytes is refused, one of unknown length (HTTP/1.1
+    // chunked, HTTP/2 without content-length) is read up to it, its bytes reserved as they come.
+    const costed = ex.inference && policy !== null;
+    if (costed && len !== null && len > d.bufferBodyBytes) {
+      this.#bodyUnread(ex, d.bufferBodyBytes);
+      return;
+    }
+    if (costed && len === null) {
       this.#readBody(ex, d.bufferBodyBytes);
       return;
     }
@@ -364,11 +365,7 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
     this.#guard(ex, () => {
       if (ex.gone) return;
       ex.decision =
-        a.status === 202
-          ? 'bypass'
-          : a.error.startsWith('policy_invalid') || a.error === 'policy_body_unread'
-            ? 'rejected'
-            : 'refuse';
+        a.status === 202 ? 'bypass' : a.error.startsWith('policy_invalid') ? 'rejected' : 'refuse';
       ex.reason = a.error;
       ex.error = a.status === 202 ? null : a.error;
       this.#answer(ex, a.status, a.body, outcome, a.headers);
@@ -503,21 +500,37 @@ export class RequestHandler implements ExchangeOwner, LegOwner, PolicyOwner {
 
   /** 413 `policy_body_unread`: with a policy, a body above `cap` (--buffer-body-bytes) cannot be costed. */
   #bodyUnread(ex: Exchange, cap: number): void {
-    this.deps.bodyBudget.give(ex);
-    ex.decision = 'rejected';
-    ex.reason = ex.error = 'policy_body_unread';
-    ex.policyLog = { disposition: 'invalid', error: ex.error };
-    const message = `with a policy, an inference request body may be at most --buffer-body-bytes (${cap} bytes): its cost is read from it`;
-    this.#answer(ex, 413, { error: ex.error, message, max_bytes: cap }, 'failed', { Connection: 'close' });
+    ex.policyLog = { disposition: 'invalid', error: 'policy_body_unread' };
+    this.#reject(
+      ex,
+      413,
+      'policy_body_unread',
+      'failed',
+      {},
+      {
+        message: `with a policy, an inference request body may be at most --buffer-body-bytes (${cap} bytes): its cost is read from it`,
+        max_bytes: cap,
+      },
+    );
   }
 
-  /** Refuses before the gate (decision `rejected`, reason and error `code`), closing the connection. */
-  #reject(ex: Exchange, status: number, code: string, outcome: RequestOutcome, headers: HeaderMap): void {
+  /**
+   * Refuses before the gate (decision `rejected`, reason and error `code`, body `{ error: code,
+   * ...extra }`), closing the connection.
+   */
+  #reject(
+    ex: Exchange,
+    status: number,
+    code: string,
+    outcome: RequestOutcome,
+    headers: HeaderMap,
+    extra: Record<string, unknown> = {},
+  ): void {
     this.deps.bodyBudget.give(ex);
     ex.decision = 'rejected';
     ex.reason = code;
     ex.error = code;
-    this.#answer(ex, status, { error: code }, outcome, { ...headers, Connection: 'close' });
+    this.#answer(ex, status, { error: code, ...extra }, outcome, { ...headers, Connection: 'close' });
   }
 
   #answer(ex: Exchange, status: number, body: unknown, outcome: RequestOutcome, headers: HeaderMap): void {

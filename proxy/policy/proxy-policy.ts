@@ -222,15 +222,9 @@ export class ProxyPolicy {
       owner.policyAnswer(ex, queueExitAnswer('closed', 'none', 0), 'drained');
       return;
     }
-    if (!ex.bodyBuffered || ex.body === null) {
-      // The handler reads every inference body whole under a policy (or refuses it): a guard.
-      bad(
-        413,
-        'policy_body_unread',
-        'with a policy, an inference request body may be at most --buffer-body-bytes: its cost is read from it',
-      );
-      return;
-    }
+    // Under a policy the handler reads every inference body whole or refuses it (413
+    // policy_body_unread) before this call.
+    if (!ex.bodyBuffered || ex.body === null) throw new Error('policy submit before the body was read');
     const parsed = parseBody(ex.body);
     if (!parsed.ok) {
       bad(400, 'policy_invalid_body', parsed.detail);

@@ -46,8 +46,19 @@ interface Reply {
   headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders;
 }
 
-/** POSTs `parts` as an HTTP/1.1 chunked body, one write per part, `gapMs` apart. */
-function chunkedPost(port: number, parts: string[], gapMs = 10): Promise<Reply> {
+/**
+ * POSTs `parts` as an HTTP/1.1 chunked body, one write per part, `gapMs` apart; with a declared
+ * `contentLength`, sends only the head with that Content-Length and no body.
+ */
+function h1Post(
+  port: number,
+  parts: string[],
+  o: { gapMs?: number; contentLength?: number } = {},
+): Promise<Reply> {
+  const framing =
+    o.contentLength === undefined
+      ? { 'transfer-encoding': 'chunked' }
+      : { 'content-length': String(o.contentLength) };
   return new Promise((resolve) => {
     const req = http.request(
       {
@@ -55,11 +66,7 @@ function chunkedPost(port: number, parts: string[], gapMs = 10): Promise<Reply> 
         port,
         method: 'POST',
         path: '/v1/chat/completions',
-        headers: {
-          authorization: 'Bearer sk-a',
-          'content-type': 'application/json',
-          'transfer-encoding': 'chunked',
-        },
+        headers: { authorization: 'Bearer sk-a', 'content-type': 'application/json', ...framing },
       },
       (res) => {
         let body = '';
@@ -71,6 +78,10 @@ function chunkedPost(port: number, parts: string[], gapMs = 10): Promise<Reply> 
       },
     );
     req.on('error', () => resolve({ status: 0, body: '', headers: {} }));
+    if (o.contentLength !== undefined) {
+      req.flushHeaders();
+      return;
+    }
     let i = 0;
     const next = (): void => {
       if (i === parts.length) {
@@ -78,10 +89,24 @@ function chunkedPost(port: number, parts: string[], gapMs = 10): Promise<Reply> 
         return;
       }
       req.write(parts[i++]!);
-      setTimeout(next, gapMs);
+      setTimeout(next, o.gapMs ?? 10);
     };
     next();
   });
+}
+
+/** Runs `fn` on an h2c session to `port`, closing the session afterwards. */
+async function withSession(
+  port: number,
+  fn: (session: http2.ClientHttp2Session) => Promise<void>,
+): Promise<void> {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  session.on('error', () => {});
+  try {
+    await fn(session);
+  } finally {
+    session.close();
+  }
 }
 
 /** POSTs `parts` on an h2 stream without content-length, one write per part, `gapMs` apart. */
@@ -132,7 +157,7 @@ describe('an inference body of unknown length under a policy', () => {
   it('HTTP/1.1 chunked in several writes: read whole, costed and forwarded byte for byte', async () => {
     const { backend, proxy, port } = await setup();
     const body = chat({ maxTokens: 7, tag: 'chunked' });
-    const r = await chunkedPost(port, pieces(body, 4));
+    const r = await h1Post(port, pieces(body, 4));
     expect(r.status).toBe(200);
     expect(backend.seen).toHaveLength(1);
     expect(backend.seen[0]!.body).toBe(body);
@@ -143,25 +168,21 @@ describe('an inference body of unknown length under a policy', () => {
 
   it('HTTP/2 without content-length in several DATA frames: read whole, costed and forwarded', async () => {
     const { backend, proxy, port } = await setup();
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on('error', () => {});
-    try {
+    await withSession(port, async (session) => {
       const body = chat({ maxTokens: 9, tag: 'h2' });
       const r = await h2Post(session, pieces(body, 3));
       expect(r.status).toBe(200);
       expect(backend.seen).toHaveLength(1);
       expect(backend.seen[0]!.body).toBe(body);
       expect(backend.seen[0]!.maxTokens).toBe(9);
-    } finally {
-      session.close();
-    }
+    });
     expect(proxy.bodyBudget.used).toBe(0);
     await expectSettled(proxy);
   });
 
   it('a hostile body of unknown length is still refused 400 policy_invalid_body, never forwarded', async () => {
     const { backend, proxy, port } = await setup();
-    const r = await chunkedPost(port, ['{"model":"m",', '"max_tokens":-3}']);
+    const r = await h1Post(port, ['{"model":"m",', '"max_tokens":-3}']);
     expect(r.status).toBe(400);
     expect((JSON.parse(r.body) as { error: string }).error).toBe('policy_invalid_body');
     expect(backend.seen).toHaveLength(0);
@@ -171,7 +192,7 @@ describe('an inference body of unknown length under a policy', () => {
   it('chunked past --buffer-body-bytes: 413 policy_body_unread naming the bound, connection closed, nothing forwarded', async () => {
     const { backend, proxy, port } = await setup({ bufferBodyBytes: 256 });
     const big = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(600) }] });
-    const r = await chunkedPost(port, pieces(big, 6));
+    const r = await h1Post(port, pieces(big, 6));
     expect(r.status).toBe(413);
     const j = JSON.parse(r.body) as { error: string; max_bytes: number; message: string };
     expect(j.error).toBe('policy_body_unread');
@@ -183,15 +204,13 @@ describe('an inference body of unknown length under a policy', () => {
     // A body just inside the bound, on a fresh connection, goes through.
     const small = chat({ maxTokens: 3 });
     expect(small.length).toBeLessThanOrEqual(256);
-    expect((await chunkedPost(port, pieces(small, 2))).status).toBe(200);
+    expect((await h1Post(port, pieces(small, 2))).status).toBe(200);
     await expectSettled(proxy);
   });
 
   it('h2 past --buffer-body-bytes: 413 on that stream only; the session serves the next stream', async () => {
     const { backend, proxy, port } = await setup({ bufferBodyBytes: 256 });
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on('error', () => {});
-    try {
+    await withSession(port, async (session) => {
       const big = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y'.repeat(900) }] });
       const r = await h2Post(session, pieces(big, 5));
       expect(r.status).toBe(413);
@@ -199,9 +218,7 @@ describe('an inference body of unknown length under a policy', () => {
       expect(backend.seen).toHaveLength(0);
       expect((await h2Post(session, [chat({ maxTokens: 2 })])).status).toBe(200);
       expect(backend.seen).toHaveLength(1);
-    } finally {
-      session.close();
-    }
+    });
     expect(proxy.bodyBudget.used).toBe(0);
     await expectSettled(proxy);
   });
@@ -209,27 +226,8 @@ describe('an inference body of unknown length under a policy', () => {
   it('declared above --buffer-body-bytes: 413 policy_body_unread before the body is read', async () => {
     const { backend, proxy, port } = await setup({ bufferBodyBytes: 128 });
     const big = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'z'.repeat(300) }] });
-    const r = await new Promise<Reply>((resolve) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: '/v1/chat/completions',
-          headers: { authorization: 'Bearer sk-a', 'content-length': String(big.length) },
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => {
-            body += c.toString();
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-        },
-      );
-      req.on('error', () => resolve({ status: 0, body: '', headers: {} }));
-      // Only the head: the answer must not wait for a body it will not read.
-      req.flushHeaders();
-    });
+    // Only the head: the answer must not wait for a body it will not read.
+    const r = await h1Post(port, [], { contentLength: big.length });
     expect(r.status).toBe(413);
     expect((JSON.parse(r.body) as { error: string; max_bytes: number }).max_bytes).toBe(128);
     expect(r.headers.connection).toBe('close');
@@ -240,7 +238,7 @@ describe('an inference body of unknown length under a policy', () => {
   it('the body budget counts the bytes read so far: past --body-memory-bytes, 503 proxy_body_memory_full with Retry-After', async () => {
     const { backend, proxy, port } = await setup({ bodyMemoryBytes: 100 });
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'w'.repeat(200) }] });
-    const r = await chunkedPost(port, pieces(body, 4));
+    const r = await h1Post(port, pieces(body, 4));
     expect(r.status).toBe(503);
     expect((JSON.parse(r.body) as { error: string }).error).toBe('proxy_body_memory_full');
     expect(r.headers['retry-after']).toBe('1');
@@ -250,9 +248,7 @@ describe('an inference body of unknown length under a policy', () => {
 
   it('an h2 stream reset mid-body gives its reserved bytes back and never takes a seat', async () => {
     const { backend, proxy, port } = await setup();
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on('error', () => {});
-    try {
+    await withSession(port, async (session) => {
       const streams = Array.from({ length: 20 }, () => {
         const s = session.request({
           ':method': 'POST',
@@ -269,9 +265,7 @@ describe('an inference body of unknown length under a policy', () => {
       expect(await until(() => proxy.bodyBudget.used === 0)).toBe(true);
       // The session is still good for a whole request.
       expect((await h2Post(session, [chat({ maxTokens: 1 })])).status).toBe(200);
-    } finally {
-      session.close();
-    }
+    });
     expect(backend.seen).toHaveLength(1);
     await expectSettled(proxy);
   });
